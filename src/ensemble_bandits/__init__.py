@@ -1,0 +1,6 @@
+"""ensemble_bandits: one algorithm library for the bandit-exploration replication pipeline."""
+
+__version__ = "0.1.0"
+# Bump ALGORITHMS_VERSION whenever a change alters simulated numbers: the workflow passes it
+# to every simulation job as a parameter, so Snakemake reruns the affected cells.
+ALGORITHMS_VERSION = "1"

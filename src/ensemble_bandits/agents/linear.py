@@ -1,0 +1,383 @@
+"""Linear-bandit agents, batched over seeds (leading axis B) and ensemble members.
+
+Protocol shared by every agent::
+
+    agent = Cls(env, seeds, horizon, **hyper_parameters)
+    arms = agent.select(t)            # t = 1..T; arm indices (B,) or action vectors (B, d)
+    agent.update(t, arms, x, rewards) # x: features of the pulled arms (B, d)
+
+Randomness comes from the agent's own streams (seed, "agent/<name>/<stream>").
+Sherman-Morrison keeps every inverse Gram matrix in O(d^2) per round; tests check each
+incremental form against a direct solve.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import distributions as dist
+from ..rng import Streams, binomial_half_fixed, words_for
+
+TIEBREAK = 1e-12  # fixed per-run random jitter: breaks exact ties (e.g. theta = 0) at random
+
+
+def sherman_morrison(inv: np.ndarray, x: np.ndarray, w=1.0) -> None:
+    """In place: inv <- (inv^{-1} + w x x^T)^{-1} for a batch (B, d, d), x (B, d), w scalar or (B,)."""
+    ix = np.matmul(inv, x[:, :, None])                     # (B, d, 1)
+    w = np.broadcast_to(np.asarray(w, dtype=np.float64), (inv.shape[0],))
+    den = 1.0 + w * np.matmul(x[:, None, :], ix)[:, 0, 0]
+    inv -= (w / den)[:, None, None] * ix * ix.transpose(0, 2, 1)
+
+
+def bmv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Batched matrix-vector product (B, n, m) @ (B, m) -> (B, n)."""
+    return np.matmul(a, v[:, :, None])[:, :, 0]
+
+
+class LinearAgent:
+    """Common state: the environment's arms, a per-run tie-break jitter and the agent streams."""
+
+    name = "linear"
+
+    def __init__(self, env, seeds, horizon: int):
+        self.env = env
+        self.B, self.d, self.T = env.B, env.d, int(horizon)
+        self.sphere = env.action_space == "sphere"
+        self.streams = Streams(seeds, f"agent/{self.name}")
+        self.rows = np.arange(self.B)
+        if not self.sphere:
+            self.jitter = TIEBREAK * self.streams.per_seed("tiebreak", lambda g: g.random(env.K))
+
+    def greedy(self, theta: np.ndarray) -> np.ndarray:
+        """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere)."""
+        if self.sphere:
+            return theta / np.linalg.norm(theta, axis=1, keepdims=True)
+        return np.argmax(bmv(self.env.features, theta) + self.jitter, axis=1)
+
+
+class Ridge:
+    """Batched ridge statistics: Vinv = (lam I + sum w x x^T)^{-1} and b = sum x y."""
+
+    def __init__(self, B: int, d: int, lam: float):
+        self.Vinv = np.tile(np.eye(d) / lam, (B, 1, 1))
+        self.b = np.zeros((B, d))
+
+    def add(self, x, y, w=1.0):
+        sherman_morrison(self.Vinv, x, w)
+        self.b += np.asarray(y)[:, None] * x
+
+    def mean(self) -> np.ndarray:
+        return bmv(self.Vinv, self.b)
+
+
+class LinTS(LinearAgent):
+    """Linear Thompson sampling with prior N(0, prior_var I) and Gaussian noise noise_sd.
+
+    Posterior Sigma = noise_sd^2 (lam I + sum x x^T)^{-1} with lam = noise_sd^2/prior_var;
+    each round theta ~ N(mu, Sigma) is drawn exactly (Cholesky factorisation every round).
+    """
+
+    name = "lints"
+
+    def __init__(self, env, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5):
+        super().__init__(env, seeds, horizon)
+        self.noise_sd = float(noise_sd)
+        self.ridge = Ridge(self.B, self.d, noise_sd ** 2 / prior_var)
+        self.z = self.streams("sample", "normal")
+
+    def select(self, t):
+        chol = np.linalg.cholesky(self.ridge.Vinv)
+        theta = self.ridge.mean() + self.noise_sd * bmv(chol, self.z.take(self.d))
+        return self.greedy(theta)
+
+    def update(self, t, arms, x, r):
+        self.ridge.add(x, r)
+
+
+class LinUCB(LinearAgent):
+    """LinUCB / OFUL: argmax x^T theta_hat + beta_t |x|_{V^{-1}}.
+
+    ``beta``: ``oful`` uses beta_t = R sqrt(d log((1 + t L^2/lam)/delta)) + sqrt(lam) S
+    (evaluated at t = T when ``fixed_width``); ``constant`` uses beta_t = alpha.
+    delta defaults to 1/T.  ``gram_scale`` multiplies the data in the Gram matrix
+    (1/sigma^2 in the lineage variant).
+    """
+
+    name = "linucb"
+
+    def __init__(self, env, seeds, horizon, lam: float = 1.0, beta: str = "oful", R: float = 0.5,
+                 S: float = 1.0, L: float = 1.0, delta: float | None = None, alpha: float = 1.0,
+                 fixed_width: bool = False, gram_scale: float = 1.0):
+        super().__init__(env, seeds, horizon)
+        if beta not in ("oful", "constant"):
+            raise ValueError(f"beta must be 'oful' or 'constant', got {beta!r}")
+        if self.sphere:
+            raise ValueError("linucb needs a finite arm set")
+        self.lam, self.beta_kind, self.alpha = lam, beta, alpha
+        self.R, self.S, self.L = R, S, L
+        self.delta = 1.0 / self.T if delta is None else delta
+        self.fixed_width, self.gram_scale = fixed_width, gram_scale
+        self.ridge = Ridge(self.B, self.d, lam)
+
+    def width(self, t: int) -> float:
+        if self.beta_kind == "constant":
+            return self.alpha
+        n = self.T if self.fixed_width else t
+        return self.R * math.sqrt(self.d * math.log((1 + n * self.L ** 2 / self.lam) / self.delta)) + math.sqrt(self.lam) * self.S
+
+    def select(self, t):
+        X = self.env.features
+        XV = np.matmul(X, self.ridge.Vinv)
+        norms = np.sqrt(np.maximum(np.einsum("bkd,bkd->bk", XV, X), 0.0))
+        scores = bmv(X, self.ridge.mean()) + self.width(t) * norms
+        return np.argmax(scores + self.jitter, axis=1)
+
+    def update(self, t, arms, x, r):
+        # V = lam I + g sum x x^T, b = g sum x y: the ridge mean is unchanged by g when lam scales too
+        self.ridge.add(x, self.gram_scale * np.asarray(r), self.gram_scale)
+
+
+class EpsilonGreedy(LinearAgent):
+    """epsilon-greedy on the ridge estimate: explore with probability min(1, c sqrt(n) / (2 sqrt(t))).
+
+    ``schedule``: ``sqrt_n`` (about c = 5 % exploration over n rounds; default, see phe spec
+    A.2.3) or ``literal`` (the printed min(1, c / (2 sqrt t))).
+    """
+
+    name = "egreedy"
+
+    def __init__(self, env, seeds, horizon, lam: float = 1.0, rate: float = 0.05, schedule: str = "sqrt_n"):
+        super().__init__(env, seeds, horizon)
+        if schedule not in ("sqrt_n", "literal"):
+            raise ValueError(f"schedule must be 'sqrt_n' or 'literal', got {schedule!r}")
+        if self.sphere:
+            raise ValueError("egreedy needs a finite arm set")
+        self.rate = rate * (math.sqrt(self.T) if schedule == "sqrt_n" else 1.0)
+        self.ridge = Ridge(self.B, self.d, lam)
+        self.u = self.streams("explore", "uniform")
+
+    def select(self, t):
+        u = self.u.take(2)
+        eps = min(1.0, self.rate / (2.0 * math.sqrt(t)))
+        random_arm = np.minimum((u[:, 1] * self.env.K).astype(np.int64), self.env.K - 1)
+        return np.where(u[:, 0] < eps, random_arm, self.greedy(self.ridge.mean()))
+
+    def update(self, t, arms, x, r):
+        self.ridge.add(x, r)
+
+
+class ArmStats(LinearAgent):
+    """Per-arm sufficient statistics (pull counts, reward sums) and the forced basis pulls."""
+
+    def __init__(self, env, seeds, horizon, basis_init: bool):
+        super().__init__(env, seeds, horizon)
+        if self.sphere:
+            raise ValueError(f"{self.name} needs a finite arm set")
+        self.pulls = np.zeros((self.B, env.K), dtype=np.int64)
+        self.reward_sum = np.zeros((self.B, env.K))
+        self.n_init = self.d if basis_init else 0
+
+    def basis_arm(self, t):
+        """Rounds 1..d pull the last d arms, I_t = K - t + 1 (1-based)."""
+        return np.full(self.B, self.env.K - t, dtype=np.int64)
+
+    def record_pull(self, arms, r):
+        self.pulls[self.rows, arms] += 1
+        self.reward_sum[self.rows, arms] += r
+
+    def perturbed_mean(self, inv, extra) -> np.ndarray:
+        """inv @ sum_k x_k (reward_sum_k + extra_k)."""
+        xs = np.matmul((self.reward_sum + extra)[:, None, :], self.env.features)[:, 0, :]
+        return bmv(inv, xs)
+
+
+class LinPHE(ArmStats):
+    """LinPHE of Kveton et al. (2019), efficient per-arm form (eq. 4), any a > 0.
+
+    Round t > d: U_k ~ Binomial(ceil(a T_k), 1/2) fresh for every arm, theta =
+    G^{-1} sum_k x_k (V_k + U_k) with G = sum_k (T_k + ceil(a T_k)) x_k x_k^T + reg I
+    (equals eq. 2 for integer a when reg = lambda (a + 1)).  Rounds 1..d pull the basis arms.
+    ``reg_scale``: ``absolute`` (reg = lam; default, lam = 1e-4) or ``times_a_plus_1``.
+    """
+
+    name = "linphe"
+
+    def __init__(self, env, seeds, horizon, a: float = 1.0, lam: float = 1e-4, reg_scale: str = "absolute"):
+        super().__init__(env, seeds, horizon, basis_init=True)
+        if a <= 0:
+            raise ValueError("linphe needs a > 0")
+        if reg_scale not in ("absolute", "times_a_plus_1"):
+            raise ValueError(f"reg_scale must be 'absolute' or 'times_a_plus_1', got {reg_scale!r}")
+        reg = lam * (a + 1) if reg_scale == "times_a_plus_1" else lam
+        self.a = float(a)
+        self.Ginv = np.tile(np.eye(self.d) / reg, (self.B, 1, 1))
+        self.bits = self.streams("pseudo_rewards", "bits")
+
+    def pseudo_counts(self, pulls):
+        return np.ceil(self.a * pulls - 1e-9).astype(np.int64)
+
+    def select(self, t):
+        if t <= self.n_init:
+            return self.basis_arm(t)
+        counts = self.pseudo_counts(self.pulls)
+        bound = math.ceil(self.a * (t - 1)) + self.env.K   # >= sum_k ceil(a T_k); depends on t only
+        U = binomial_half_fixed(self.bits, counts, words_for(bound))
+        return self.greedy(self.perturbed_mean(self.Ginv, U))
+
+    def update(self, t, arms, x, r):
+        before = self.pseudo_counts(self.pulls[self.rows, arms])
+        self.record_pull(arms, r)
+        after = self.pseudo_counts(self.pulls[self.rows, arms])
+        sherman_morrison(self.Ginv, x, 1.0 + (after - before))
+
+
+class GeneralisedLinPHE(ArmStats):
+    """Generalised LinPHE (Lee & Oh 2024, Alg. 2): all perturbations fresh every round.
+
+    theta_t = V^{-1}(W_t + sum_i X_i (Y_i + Z_{t,i})), V = lam I + sum X X^T, with W_t ~ P_I
+    and Z ~ P_R i.i.d.; the sum over history is grouped by arm (exact in distribution).
+    """
+
+    name = "glinphe"
+
+    def __init__(self, env, seeds, horizon, lam: float = 1.0, perturbation: str = "gaussian", scale: float = 0.5,
+                 binomial_n: int = 1, init: str = "none", init_scale: float | None = None, basis_init: bool = False):
+        super().__init__(env, seeds, horizon, basis_init=basis_init)
+        self.ridge = Ridge(self.B, self.d, lam)
+        self.pert = dist.ScalarPerturbation(perturbation, scale, binomial_n)
+        self.init = init
+        self.init_scale = math.sqrt(lam) * scale if init_scale is None else init_scale
+        dist.check_name(init, dist.INIT_FAMILIES)
+        self.z = self.streams("reward_perturbation", self.pert.kind)
+        self.w = self.streams("initial_perturbation", "normal")
+
+    def select(self, t):
+        if t <= self.n_init:
+            return self.basis_arm(t)
+        xi = self.pert.arm_sums(self.z, self.pulls, t - 1)
+        W = dist.init_vectors(self.init, self.init_scale, self.w, 1, self.d)[:, 0]
+        return self.greedy(self.perturbed_mean(self.ridge.Vinv, xi) + bmv(self.ridge.Vinv, W))
+
+    def update(self, t, arms, x, r):
+        self.record_pull(arms, r)
+        self.ridge.add(x, r)
+
+
+class EnsembleSampling(LinearAgent):
+    """Linear ensemble sampling (Lee & Oh 2024, Alg. 1); also Lin-ES and classic ES.
+
+    m models theta_j = V^{-1} S_j with S_j = W_j + sum_i X_i (Y_i + Z_i^j), V = lam I + sum X X^T.
+    W_j ~ P_W (``init``, per-coordinate std ``init_scale``, default sqrt(lam) * scale),
+    Z ~ P_R (``perturbation`` with std ``scale``), one fresh Z per model per round, never
+    resampled.  ``selection``: ``uniform`` j_t ~ U[m] or ``round_robin`` j_t = t (mod m).
+    ``m: T`` (the string) means m equal to the horizon.
+    """
+
+    name = "ensemble_sampling"
+
+    def __init__(self, env, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
+                 scale: float = 0.5, binomial_n: int = 1, init: str = "gaussian", init_scale: float | None = None,
+                 selection: str = "uniform", diagnostics: bool = False, beta: float | None = None):
+        super().__init__(env, seeds, horizon)
+        self.m = self.T if m in ("T", "horizon") else int(m)
+        if selection not in ("uniform", "round_robin"):
+            raise ValueError(f"selection must be 'uniform' or 'round_robin', got {selection!r}")
+        self.selection = selection
+        self.ridge = Ridge(self.B, self.d, lam)
+        self.pert = dist.ScalarPerturbation(perturbation, scale, binomial_n)
+        init_scale = math.sqrt(lam) * scale if init_scale is None else init_scale
+        self.S = dist.init_vectors(init, init_scale, self.streams("initial_perturbation", "normal", block=self.m * self.d),
+                                   self.m, self.d)
+        self.z = self.streams("reward_perturbation", self.pert.kind)
+        self.j = self.streams("selection", "uniform")
+        self.diagnostics, self.beta = diagnostics, beta
+
+    def member(self, t):
+        if self.selection == "round_robin":
+            return np.full(self.B, (t - 1) % self.m)
+        return np.minimum((self.j.take(1)[:, 0] * self.m).astype(np.int64), self.m - 1)
+
+    def select(self, t):
+        return self.greedy(bmv(self.ridge.Vinv, self.S[self.rows, self.member(t)]))
+
+    def update(self, t, arms, x, r):
+        self.ridge.add(x, r)
+        Z = self.pert.draw(self.z, self.m)
+        self.S += (np.asarray(r)[:, None] + Z)[:, :, None] * x[:, None, :]
+
+    def record(self):
+        """Fraction of members that are optimistic: max_x x^T theta_j >= x*^T theta* (and Lemma 2's test)."""
+        if not self.diagnostics:
+            return {}
+        env = self.env
+        thetas = np.matmul(self.S, self.ridge.Vinv)            # (B, m, d); Vinv symmetric
+        if self.sphere:
+            top = np.linalg.norm(thetas, axis=2)
+        else:
+            top = np.matmul(thetas, env.features.transpose(0, 2, 1)).max(axis=2)
+        out = {"optfrac": (top >= env.best[:, None]).mean(axis=1)}
+        if self.beta is not None:
+            xs = env.x_star
+            dev = np.einsum("bmd,bd->bm", thetas, xs) - np.einsum("bd,bd->b", self.ridge.mean(), xs)[:, None]
+            width = np.sqrt(np.einsum("bd,bd->b", xs, bmv(self.ridge.Vinv, xs)))
+            out["lemma2frac"] = (dev >= self.beta * width[:, None]).mean(axis=1)
+        return out
+
+
+class EnsemblePlusPlus(LinearAgent):
+    """Linear Ensemble++ sampling (Li et al. 2025, eqs. 3-4), any reference x perturbation pair.
+
+    Sigma^{-1} = I/prior_var + sum x x^T / noise^2;  mu = Sigma sum x y / noise^2;
+    A = Sigma P with P_0 = Sigma_0^{-1} A_0 and P <- P + x z^T / noise (z ~ perturbation);
+    action: theta = mu + A zeta = Sigma (p + P zeta), zeta ~ reference — O(dM + d^2) per round
+    (A itself is never formed).  ``init``: ``perturbation_rows`` (authors' code: A_0 =
+    Sigma_0^{1/2} B, rows of B from the perturbation family) or ``gaussian_columns`` (paper).
+    """
+
+    name = "ensemble_pp"
+
+    def __init__(self, env, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
+                 prior_var: float = 10.0, noise_sd: float = 1.0, init: str = "perturbation_rows"):
+        super().__init__(env, seeds, horizon)
+        self.M, self.ref, self.pert_name = int(M), reference, perturbation
+        self.noise_sd = float(noise_sd)
+        self.ridge = Ridge(self.B, self.d, 1.0 / prior_var)       # Vinv = Sigma (unit noise units)
+        self.zeta = self.streams("reference", dist.vector_kind(reference))
+        self.z = self.streams("perturbation", dist.vector_kind(perturbation))
+        init_stream = self.streams("initial_factor", dist.vector_kind(perturbation))
+        if init == "perturbation_rows":
+            Bmat = dist.initial_factor(perturbation, init_stream, self.d, self.M)
+        elif init == "gaussian_columns":
+            Bmat = self.streams("initial_factor", "normal").shaped(self.d, self.M) / np.sqrt(self.M)
+        else:
+            raise ValueError(f"init must be 'perturbation_rows' or 'gaussian_columns', got {init!r}")
+        self.P = Bmat / np.sqrt(prior_var)                        # Sigma_0^{-1} Sigma_0^{1/2} B
+
+    def theta(self, zeta):
+        return bmv(self.ridge.Vinv, self.ridge.b + bmv(self.P, zeta))
+
+    def select(self, t):
+        return self.greedy(self.theta(dist.reference(self.ref, self.zeta, self.M)))
+
+    def update(self, t, arms, x, r):
+        s = self.noise_sd
+        self.ridge.add(x / s, np.asarray(r) / s)
+        z = dist.perturbation(self.pert_name, self.z, self.M)
+        self.P += (x / s)[:, :, None] * z[:, None, :]
+
+    @property
+    def factor(self) -> np.ndarray:
+        """A = Sigma P (B, d, M)."""
+        return np.matmul(self.ridge.Vinv, self.P)
+
+
+AGENTS = {
+    "lints": LinTS,
+    "linucb": LinUCB,
+    "egreedy": EpsilonGreedy,
+    "linphe": LinPHE,
+    "glinphe": GeneralisedLinPHE,
+    "ensemble_sampling": EnsembleSampling,
+    "ensemble_pp": EnsemblePlusPlus,
+}

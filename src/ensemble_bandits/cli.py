@@ -1,0 +1,164 @@
+"""Command line used by the workflow rules: simulate, aggregate, claims, report.
+
+    python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.parquet
+    python -m ensemble_bandits.cli aggregate --id phe-fig1 --scale default --table T.parquet --spec T.json
+    python -m ensemble_bandits.cli claims --id phe-fig1 --scale default --table T.parquet --json C.json --rst C.rst
+    python -m ensemble_bandits.cli report --scale default --out figures/default/REPORT.md [--ids ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import pandas as pd
+
+from . import pipeline
+from .tables import DERIVED, figure_table, write_atomic
+
+
+def _load(args):
+    config = pipeline.with_defaults(pipeline.load_yaml(args.configfile))
+    if getattr(args, "scales_json", None):
+        config["scales"] = json.loads(args.scales_json)
+    registry = pipeline.load_registry(args.config_dir, args.schema)
+    return config, registry
+
+
+def _figure(args):
+    config, registry = _load(args)
+    if args.id not in registry:
+        raise SystemExit(f"unknown figure id {args.id!r}; known ids: {', '.join(sorted(registry))}")
+    entry = registry[args.id]
+    return config, entry, pipeline.resolve(entry, args.scale, config["scales"])
+
+
+def cmd_simulate(args):
+    from .runner import simulate
+
+    cell = json.loads(args.cell)
+    seeds = list(range(args.seeds[0], args.seeds[1]))
+    t0 = time.perf_counter()
+    print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
+          f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}", file=sys.stderr, flush=True)
+    df = simulate(cell, seeds, verbose=True)
+    write_atomic(df, args.out)
+    from .report import write_text_atomic
+    write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
+    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+
+
+def figure_spec(fig: dict) -> dict:
+    entry = fig["entry"]
+    plotted = [c for c in fig["curves"]
+               if not any(s["curve"] == c and "experiment" in s["cell"] for s in fig["series"])]
+    return {"id": fig["id"], "title": entry.get("title", fig["id"]), "caption": entry.get("caption", ""),
+            "kind": entry["kind"], "band": entry.get("band", "se"), "panels": fig["panels"], "curves": plotted,
+            "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"]}
+
+
+def build_table(fig: dict, seeds_per_job: int) -> pd.DataFrame:
+    entry = fig["entry"]
+    if "static" in entry:
+        from .static_tables import STATIC_TABLES
+
+        st = entry["static"]
+        if st["name"] not in STATIC_TABLES:
+            raise SystemExit(f"unknown static table {st['name']!r}; known: {', '.join(sorted(STATIC_TABLES))}")
+        return STATIC_TABLES[st["name"]](**st.get("params", {}))
+    if not fig["series"]:
+        return pd.DataFrame({"id": [fig["id"]]})
+    table = figure_table(fig, seeds_per_job)
+    if "derive" in entry:
+        d = entry["derive"]
+        table = DERIVED[d["name"]](table, **d.get("params", {}))
+    return table
+
+
+def cmd_aggregate(args):
+    config, entry, fig = _figure(args)
+    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"])
+    write_atomic(table, args.table)
+    from .report import write_text_atomic
+    write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
+
+
+def cmd_claims(args):
+    from .claims import evaluate, validate_names
+    from .report import dump_claims
+
+    config, entry, _ = _figure(args)
+    paper = pipeline.resolve(entry, "paper", config["scales"])
+    validate_names(entry, paper["curves"], paper["panels"])
+    results = evaluate(entry, pd.read_parquet(args.table), args.scale)
+    dump_claims(entry["id"], results, args.json, args.rst)
+    for r in results:
+        print(f"{r['id']}: {r['status']}", file=sys.stderr)
+
+
+def cmd_report(args):
+    from .report import report_markdown, write_text_atomic
+
+    config, registry = _load(args)
+    ids = args.ids or list(registry)
+    figures = []
+    for fid in ids:
+        entry = registry[fid]
+        fig = pipeline.resolve(entry, args.scale, config["scales"])
+        with open(f"results/{args.scale}/claims/{fid}.json") as fh:
+            claims = json.load(fh)["claims"]
+        simulated = bool(fig["series"])
+        figures.append({"id": fid, "paper": entry["paper"], "title": entry.get("title", fid),
+                        "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
+                        "choices": entry.get("choices", ""), "claims": claims, "png": f"{fid}.png"})
+    write_text_atomic(report_markdown(args.scale, figures), args.out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="ensemble_bandits.cli", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def common(sp):
+        sp.add_argument("--configfile", default="config/config.yaml")
+        sp.add_argument("--config-dir", default="config")
+        sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml")
+        sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
+        sp.add_argument("--scale", required=True)
+
+    s = sub.add_parser("simulate")
+    s.add_argument("--cell", required=True, help="cell spec as JSON")
+    s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_simulate)
+
+    a = sub.add_parser("aggregate")
+    common(a)
+    a.add_argument("--id", required=True)
+    a.add_argument("--seeds-per-job", type=int, default=None)
+    a.add_argument("--table", required=True)
+    a.add_argument("--spec", required=True)
+    a.set_defaults(fn=cmd_aggregate)
+
+    c = sub.add_parser("claims")
+    common(c)
+    c.add_argument("--id", required=True)
+    c.add_argument("--table", required=True)
+    c.add_argument("--json", required=True)
+    c.add_argument("--rst", required=True)
+    c.set_defaults(fn=cmd_claims)
+
+    r = sub.add_parser("report")
+    common(r)
+    r.add_argument("--ids", nargs="*", default=None)
+    r.add_argument("--out", required=True)
+    r.set_defaults(fn=cmd_report)
+
+    args = p.parse_args(argv)
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The figure registry and its expansion into cells and jobs (used by the Snakefile).
+
+A registry entry (config/figures/<paper>.yaml) describes one figure or table id: caption,
+plot kind, error band, paper-scale seeds and horizon, panels (environment specs) and
+curves (agent specs), optional grids that expand templated specs, per-scale reductions
+and claims.  :func:`resolve` turns an entry into concrete *cells* for one scale:
+
+    cell = {"env": {...}, "agent": {...}, "horizon": T}      (or {"experiment": {...}})
+
+A cell's key is a short hash of its canonical JSON, so a cell shared by several figures
+is simulated once, and editing a hyper-parameter changes only the keys it touches.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+SCALES = ("smoke", "default", "paper")
+_FIELD = re.compile(r"^\{(\w+)\}$")
+
+
+class RegistryError(ValueError):
+    """A registry or config problem, with the figure id and key in the message."""
+
+
+def load_yaml(path) -> dict:
+    with open(path) as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def load_registry(config_dir="config", schema_path="workflow/schemas/registry.schema.yaml") -> dict:
+    """All figure entries of config/figures/*.yaml, validated against the registry schema."""
+    import jsonschema
+
+    schema = load_yaml(schema_path) if Path(schema_path).exists() else None
+    registry = {}
+    for path in sorted(Path(config_dir, "figures").glob("*.yaml")):
+        for fid, entry in load_yaml(path).items():
+            if fid in registry:
+                raise RegistryError(f"figure id {fid!r} defined twice (second time in {path})")
+            if schema is not None:
+                try:
+                    jsonschema.validate(entry, schema)
+                except jsonschema.ValidationError as err:
+                    where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
+                    raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
+            entry = dict(entry)
+            entry["id"] = fid
+            entry.setdefault("paper", fid.split("-")[0])
+            registry[fid] = entry
+    return registry
+
+
+def substitute(obj, values: dict):
+    """Replace "{var}" strings (typed) and format "... {var} ..." strings from ``values``."""
+    if isinstance(obj, dict):
+        return {k: substitute(v, values) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [substitute(v, values) for v in obj]
+    if isinstance(obj, str):
+        m = _FIELD.match(obj)
+        if m and m.group(1) in values:
+            return values[m.group(1)]
+        if "{" in obj:
+            try:
+                return obj.format(**values)
+            except (KeyError, IndexError):
+                return obj
+    return obj
+
+
+def _expand(items: list, grid_override: dict, fid: str, what: str) -> list:
+    """Expand each panel/curve template over its grid (scale overrides replace grid values)."""
+    out = []
+    for item in items:
+        grid = dict(item.get("grid", {}))
+        for var in grid:
+            if var in grid_override:
+                grid[var] = grid_override[var]
+        names = list(grid)
+        for combo in itertools.product(*(grid[n] for n in names)):
+            values = dict(zip(names, combo))
+            values = {k: substitute(v, values) if isinstance(v, str) else v for k, v in values.items()}
+            if not _matches(item.get("exclude", []), values):
+                body = {k: v for k, v in item.items() if k not in ("grid", "exclude")}
+                resolved = substitute(body, values)
+                resolved["vars"] = values
+                out.append(resolved)
+    if not out and items:
+        raise RegistryError(f"figure {fid!r}: every {what} was excluded by its grid")
+    return out
+
+
+def _matches(excludes: list, values: dict) -> bool:
+    return any(all(values.get(k) == v for k, v in ex.items()) for ex in excludes)
+
+
+def scale_settings(entry: dict, scale: str, defaults: dict) -> dict:
+    """Seeds, horizon and grid overrides of ``entry`` at ``scale``."""
+    if scale not in SCALES:
+        raise RegistryError(f"unknown scale {scale!r}; known scales: {', '.join(SCALES)}")
+    caps = dict(defaults.get(scale, {}) or {})
+    over = dict((entry.get("scales") or {}).get(scale, {}) or {})
+    seeds = over.get("seeds", min(entry.get("seeds", 1), caps.get("max_seeds", 10 ** 9)))
+    horizon = over.get("horizon", min(entry.get("horizon", 1), caps.get("max_horizon", 10 ** 9)))
+    return {"seeds": int(seeds), "horizon": int(horizon), "grid": over.get("grid", {})}
+
+
+def cell_key(cell: dict) -> str:
+    return hashlib.sha1(json.dumps(cell, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def resolve(entry: dict, scale: str, defaults: dict) -> dict:
+    """Concrete figure at ``scale``: panels, curves and, per (panel, curve), the cell and its key."""
+    fid = entry["id"]
+    s = scale_settings(entry, scale, defaults)
+    panels = _expand(entry.get("panels", [{"label": ""}]), s["grid"], fid, "panel")
+    curves = _expand(entry.get("curves", []), s["grid"], fid, "curve")
+    series = []
+    for panel, curve in itertools.product(panels, curves):
+        if curve.get("panels") and panel["label"] not in curve["panels"]:
+            continue
+        curve = substitute(curve, panel["vars"])          # curves may use panel grid variables
+        horizon = int(curve.get("horizon", panel.get("horizon", s["horizon"])))
+        if "experiment" in curve:
+            cell = {"experiment": dict(curve["experiment"], env=panel["env"], horizon=horizon)}
+        else:
+            cell = {"env": panel["env"], "agent": curve["agent"], "horizon": horizon}
+            timing = curve.get("timing", entry.get("timing"))
+            if timing == "unbatched":
+                cell["timing"] = "unbatched"
+        series.append({"panel": panel["label"], "curve": curve["label"], "vars": {**panel["vars"], **curve["vars"]},
+                       "seeds": int(curve.get("seeds", s["seeds"])), "cell": cell, "key": cell_key(cell)})
+    return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
+            "panels": _unique(p["label"] for p in panels), "curves": _unique(c["label"] for c in curves),
+            "series": series}
+
+
+def _unique(labels):
+    seen = []
+    for lab in labels:
+        if lab not in seen:
+            seen.append(lab)
+    return seen
+
+
+def seed_blocks(n_seeds: int, per_job: int):
+    """Aligned blocks [start, end) covering 0..n_seeds-1, so figures share block files."""
+    per_job = max(1, int(per_job))
+    return [(a, min(a + per_job, n_seeds)) for a in range(0, n_seeds, per_job)]
+
+
+def run_file(scale: str, key: str, start: int, end: int) -> str:
+    return f"results/{scale}/runs/{key}/seeds-{start}-{end}.parquet"
+
+
+def figure_runs(fig: dict, per_job: int) -> list:
+    """Run files a resolved figure needs."""
+    files = []
+    for s in fig["series"]:
+        for a, b in seed_blocks(s["seeds"], per_job):
+            files.append(run_file(fig["scale"], s["key"], a, b))
+    return _unique(files)
+
+
+def all_cells(figs: list) -> dict:
+    """key -> cell over resolved figures (consistency-checked)."""
+    cells = {}
+    for fig in figs:
+        for s in fig["series"]:
+            cells.setdefault(s["key"], s["cell"])
+    return cells
+
+
+def entry_digest(entry: dict) -> str:
+    """Hash of what defines a figure's table (claims and captions excluded)."""
+    body = {k: v for k, v in entry.items() if k not in ("claims", "caption", "title", "choices")}
+    return hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def with_defaults(config: dict) -> dict:
+    cfg = copy.deepcopy(config)
+    cfg.setdefault("scale", "default")
+    cfg.setdefault("seeds_per_job", 50)
+    cfg.setdefault("scales", {})
+    return cfg

@@ -1,0 +1,142 @@
+"""Lockstep simulation of one cell (environment spec, agent spec, horizon) over a block of seeds.
+
+One loop over rounds drives all B seeds at once::
+
+    arms = agent.select(t); x = env.chosen(arms); rewards, regret = env.step(arms)
+    agent.update(t, arms, x, rewards)
+
+The result is a long table (seed, t, regret[, diagnostics]) of cumulative pseudo-regret at
+checkpoint rounds, plus per-seed wall time.  Seeds are split into memory-bounded
+sub-batches; results do not depend on the split.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from .agents import AGENTS
+from .environments import ENVIRONMENTS
+from .experiments import EXPERIMENTS
+
+
+def _construct(kind: str, registry: dict, spec: dict, *args):
+    spec = dict(spec)
+    name = spec.pop("name", None)
+    if name not in registry:
+        raise ValueError(f"unknown {kind} {name!r}; known {kind}s: {', '.join(sorted(registry))}")
+    cls = registry[name]
+    params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
+    # the leading parameters are filled positionally by ``args`` (seeds; or env, seeds, horizon);
+    # the rest are hyper-parameters (an experiment's own ``env`` and ``horizon`` among them)
+    allowed = [p for p in params if p != "self"][len(args):]
+    bad = [k for k in spec if k not in allowed]
+    if bad:
+        raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
+    return cls(*args, **spec)
+
+
+def make_env(spec: dict, seeds):
+    return _construct("environment", ENVIRONMENTS, spec, seeds)
+
+
+def make_agent(spec: dict, env, seeds, horizon: int):
+    return _construct("agent", AGENTS, spec, env, seeds, horizon)
+
+
+def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarray:
+    """Rounds at which cumulative regret is recorded: a linear and a geometric grid, and T."""
+    lin = np.linspace(horizon / n_linear, horizon, n_linear)
+    log = np.geomspace(1, horizon, n_log)
+    pts = np.unique(np.concatenate([np.round(lin), np.round(log), [1, horizon]]).astype(np.int64))
+    return pts[(pts >= 1) & (pts <= horizon)]
+
+
+def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
+    """Seeds per numpy batch, bounded by a rough memory estimate of the cell."""
+    env, agent = cell["env"], cell["agent"]
+    d = int(env.get("d", 10))
+    K = int(env.get("n_arms", 100)) if env["name"] != "compact_sphere" else 1
+    members = agent.get("m", agent.get("M", 1))
+    members = cell["horizon"] if members in ("T", "horizon") else int(members)
+    per_seed = 8.0 * (3 * K * d + 2 * members * d + 4 * d * d + K * members)
+    return int(max(1, min(n_seeds, budget_bytes // per_seed, 256)))
+
+
+def _run_batch(cell: dict, seeds, cps, progress=None):
+    T = int(cell["horizon"])
+    env = make_env(cell["env"], seeds)
+    agent = make_agent(cell["agent"], env, seeds, T)
+    B = len(seeds)
+    cum = np.zeros(B)
+    rows = {"regret": []}
+    extra = {}
+    record = getattr(agent, "record", None)
+    k = 0
+    for t in range(1, T + 1):
+        arms = agent.select(t)
+        x = env.chosen(arms)
+        rewards, regret = env.step(arms)
+        agent.update(t, arms, x, rewards)
+        cum += regret
+        if t == cps[k]:
+            rows["regret"].append(cum.copy())
+            if record is not None:
+                for key, val in record().items():
+                    extra.setdefault(key, []).append(val)
+            k += 1
+            if progress:
+                progress(t, T)
+    out = {"regret": np.array(rows["regret"])}
+    out.update({key: np.array(v) for key, v in extra.items()})
+    return out
+
+
+def simulate(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
+             verbose: bool = False) -> pd.DataFrame:
+    """Simulate ``cell`` for ``seeds``; returns the long table (seed, t, regret, ..., seconds).
+
+    ``seconds`` is the wall time of the seed's batch divided by its size (batched) or the
+    seed's own wall time when the cell asks for ``timing: unbatched``.
+    """
+    seeds = [int(s) for s in seeds]
+    if "experiment" in cell:
+        spec = dict(cell["experiment"])
+        return _construct("experiment", EXPERIMENTS, spec, seeds)
+    T = int(cell["horizon"])
+    cps = checkpoints(T)
+    unbatched = cell.get("timing") == "unbatched" if unbatched is None else unbatched
+    size = 1 if unbatched else (max_batch or batch_size(cell, len(seeds)))
+    frames = []
+    for start in range(0, len(seeds), size):
+        block = seeds[start:start + size]
+        progress = None
+        if verbose:
+            def progress(t, T, block=block):
+                if t == T or t % max(1, T // 10) == 0:
+                    print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        res = _run_batch(cell, block, cps, progress)
+        secs = (time.perf_counter() - t0) / len(block)
+        n = len(cps)
+        frame = {"seed": np.repeat(block, n), "t": np.tile(cps, len(block))}
+        for key, val in res.items():
+            frame[key] = val.T.reshape(-1)
+        frame["seconds"] = secs
+        frames.append(pd.DataFrame(frame))
+    return pd.concat(frames, ignore_index=True)
+
+
+def final(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the last checkpoint of each seed."""
+    return df[df["t"] == df["t"].max()]
+
+
+def regret_rate(df: pd.DataFrame) -> float:
+    """Mean final regret divided by sqrt(T), a scale-free summary."""
+    fin = final(df)
+    return float(fin["regret"].mean() / math.sqrt(fin["t"].iloc[0]))

@@ -1,0 +1,103 @@
+"""Aggregation: run files of a figure -> one long table (and derived tables).
+
+The figure table has one row per (panel, curve, seed, checkpoint t) with the grid
+variables of the panel and curve as extra columns.  ``derive`` entries turn it into the
+table a plot needs (the minimum ensemble size of Ensemble++, the run-time table).
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+import numpy as np
+import pandas as pd
+
+from .pipeline import figure_runs
+
+_RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.parquet$")
+
+
+def write_atomic(df: pd.DataFrame, path) -> None:
+    """Write parquet through a temp file and rename, so a half-written file never looks done."""
+    path = str(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
+    os.close(fd)
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def read_run(path) -> pd.DataFrame:
+    """A cached run file, with a clear error when it is unreadable (delete it to recompute)."""
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001 - any parquet failure means a corrupt cache entry
+        raise RuntimeError(f"cached result {path} is unreadable ({err}); delete it and rerun") from None
+
+
+def figure_table(fig: dict, per_job: int, files=None) -> pd.DataFrame:
+    """The long table of a resolved simulation figure."""
+    files = files or figure_runs(fig, per_job)
+    by_key = {}
+    for f in files:
+        m = _RUN.search(str(f))
+        by_key.setdefault(m.group("key"), []).append(read_run(f))
+    cache = {k: pd.concat(v, ignore_index=True) for k, v in by_key.items()}
+    parts = []
+    for s in fig["series"]:
+        df = cache[s["key"]]
+        df = df[df["seed"] < s["seeds"]].copy()
+        df.insert(0, "curve", s["curve"])
+        df.insert(0, "panel", s["panel"])
+        for var, val in s["vars"].items():
+            df[var] = val
+        parts.append(df)
+    table = pd.concat(parts, ignore_index=True)
+    for col in table.columns:
+        if table[col].dtype == object:
+            table[col] = table[col].map(lambda v: v if v is None or isinstance(v, str) else str(v))
+    return table
+
+
+def final_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows at the last checkpoint of each (panel, curve)."""
+    last = table.groupby(["panel", "curve"])["t"].transform("max")
+    return table[table["t"] == last]
+
+
+def min_ensemble_size(table: pd.DataFrame, baseline: str = "TS", threshold: float = 0.02,
+                      x: str = "d", group: str = "n_arms", size: str = "M") -> pd.DataFrame:
+    """Ensemble++ F-minM: smallest M such that it and every larger M on the grid satisfy
+    |R(Ensemble++(M), T) - R(TS, T)| / T <= threshold (mean regrets over the paired seeds)."""
+    fin = final_rows(table)
+    rows = []
+    for panel, sub in fin.groupby("panel", sort=False):
+        T = int(sub["t"].max())
+        ts = sub[sub["curve"] == baseline]["regret"].mean()
+        ens = sub[sub["curve"] != baseline]
+        means = ens.groupby(size)["regret"].mean().sort_index()
+        ok = (means - ts).abs() / T <= threshold
+        passing = [m for i, m in enumerate(means.index) if ok.iloc[i:].all()]
+        first = ens.iloc[0]
+        rows.append({x: first[x], group: first[group], "M_min": float(passing[0]) if passing else np.nan,
+                     "M_max_tried": float(means.index.max()), "ts_regret": ts, "T": T,
+                     "panel": panel})
+    return pd.DataFrame(rows)
+
+
+def timing_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean wall time per run by curve (unbatched timing runs and batched runs side by side)."""
+    fin = final_rows(table)
+    out = fin.groupby(["panel", "curve"], sort=False).agg(
+        runs=("seed", "nunique"), seconds_per_run=("seconds", "mean"), seconds_sd=("seconds", "std"),
+        total_seconds=("seconds", "sum"), rounds=("t", "max")).reset_index()
+    out["us_per_round"] = 1e6 * out["seconds_per_run"] / out["rounds"]
+    return out
+
+
+DERIVED = {"min_ensemble_size": min_ensemble_size, "timing_table": timing_table}

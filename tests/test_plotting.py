@@ -1,0 +1,191 @@
+"""Tests of ensemble_bandits.plotting and the papermill notebooks (fast: no simulation)."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from ensemble_bandits import plotting
+
+NB_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+# ------------------------------------------------------------------ statistics
+VALUES = [1.0, 2.0, 3.0, 6.0]  # mean 3, sample sd sqrt(14/3)
+
+
+@pytest.mark.parametrize(
+    "kind, half",
+    [
+        ("sd", math.sqrt(14 / 3)),
+        ("se", math.sqrt(14 / 3) / 2),
+        ("ci95", 3.182446305284263 * math.sqrt(14 / 3) / 2),  # t_{0.975, 3}
+    ],
+)
+def test_band_hand_computed(kind, half):
+    mean, lo, hi = plotting.band(VALUES, kind)
+    assert mean == pytest.approx(3.0)
+    assert lo == pytest.approx(3.0 - half)
+    assert hi == pytest.approx(3.0 + half)
+
+
+def test_band_edge_cases():
+    assert plotting.band([5.0], "ci95") == (5.0, 5.0, 5.0)  # one seed: zero width
+    assert plotting.band([1.0, np.nan, 3.0], "sd")[0] == pytest.approx(2.0)  # NaN dropped
+    with pytest.raises(ValueError, match="known bands"):
+        plotting.band(VALUES, "iqr")
+    with pytest.raises(ValueError):
+        plotting.band([np.nan], "se")
+
+
+def test_summarise_matches_band():
+    df = pd.DataFrame({"g": ["a"] * 4 + ["b"] * 2, "y": VALUES + [10.0, 12.0]})
+    s = plotting.summarise(df, ["g"], "y", "ci95").set_index("g")
+    for g, vals in (("a", VALUES), ("b", [10.0, 12.0])):
+        m, lo, hi = plotting.band(vals, "ci95")
+        assert s.loc[g, "mean"] == pytest.approx(m)
+        assert s.loc[g, "lo"] == pytest.approx(lo)
+        assert s.loc[g, "hi"] == pytest.approx(hi)
+        assert s.loc[g, "n"] == len(vals)
+
+
+def test_fit_through_origin():
+    c, r2 = plotting.fit_through_origin([1, 2, 3], [2, 4, 6])
+    assert c == pytest.approx(2.0) and r2 == pytest.approx(1.0)
+    c, _ = plotting.fit_through_origin([1, 2, np.nan], [1, 3, 5])
+    assert c == pytest.approx((1 + 6) / 5)
+
+
+def test_final_rows():
+    df = pd.DataFrame({"panel": "p", "curve": ["a", "a", "b", "b"], "t": [1, 5, 1, 3], "regret": [0, 1, 2, 3]})
+    f = plotting.final_rows(df)
+    assert f["t"].tolist() == [5, 3]
+
+
+# ------------------------------------------------------------------ rendering
+def _check(written, tmp_path):
+    for key in ("pdf", "png"):
+        p = Path(written[key])
+        assert p.exists() and p.stat().st_size > 1000, p
+    assert not list(tmp_path.glob(".*")), "temporary files left behind"
+
+
+@pytest.mark.parametrize("kind", plotting.KINDS)
+def test_render_demo(kind, tmp_path):
+    written = plotting.render(kind, None, None, tmp_path / f"{kind}.pdf", tmp_path / "sub" / f"{kind}.png")
+    _check(written, tmp_path / "sub")
+    assert Path(written["png"]).read_bytes()[:4] == b"\x89PNG"
+    assert Path(written["pdf"]).read_bytes()[:4] == b"%PDF"
+    if kind == "table":
+        md = Path(written["md"])
+        assert md == tmp_path / "table.md"
+        text = md.read_text()
+        assert "| algorithm" in text and "\\|X\\|" in text
+
+
+def test_render_from_files(tmp_path):
+    """Paths, as papermill passes them: a parquet table and a JSON spec."""
+    df, spec = plotting.demo("regret_curves")
+    df.to_parquet(tmp_path / "t.parquet")
+    spec = {**spec, "id": "phe-fig1", "scale": "smoke"}
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    written = plotting.render("regret_curves", str(tmp_path / "t.parquet"), str(tmp_path / "s.json"),
+                              str(tmp_path / "f.pdf"), str(tmp_path / "f.png"))
+    _check(written, tmp_path)
+
+
+def test_regret_curves_options(tmp_path):
+    df, spec = plotting.demo("regret_curves")
+    spec["plot"] = {"hue_by": "a", "style_by": "method", "black": ["LinTS"], "ncols": 2, "logy": True,
+                    "legend_loc": "outside", "y": "regret"}
+    _check(plotting.render("regret_curves", df, spec, tmp_path / "a.pdf", tmp_path / "a.png"), tmp_path)
+    # many curves, a panel without data, a diagnostics column
+    many = pd.concat([df.assign(curve=df["curve"] + f" #{i}") for i in range(3)], ignore_index=True)
+    spec = {"id": "x", "band": "sd", "panels": ["d = 10", "missing"],
+            "plot": {"y": "optfrac", "logx": True, "hline": 0.5, "style_by": None}}
+    with pytest.warns(UserWarning):  # spec.kind mismatch is warned about, not fatal
+        plotting.render("regret_curves", many, {**spec, "kind": "heatmap"}, tmp_path / "b.pdf", None)
+    assert (tmp_path / "b.pdf").stat().st_size > 1000 and not (tmp_path / "b.png").exists()
+
+
+def test_final_vs_param_options(tmp_path):
+    df, spec = plotting.demo("final_vs_param")
+    spec["plot"] = {"x": "M", "logx": True, "logy": True, "base": 2, "hlines": ["TS"], "reference_slope": -0.5}
+    _check(plotting.render("final_vs_param", df, spec, tmp_path / "a.pdf", tmp_path / "a.png"), tmp_path)
+    # categorical x, grouped bars
+    bars = df[df["M"] == 8].copy()
+    spec = {"id": "bars", "band": "se", "plot": {"x": "reference", "hue": "method", "kind": "bar",
+                                                 "hlines": ["TS"]}}
+    bars = pd.concat([bars, df[df["curve"] == "TS"]])
+    _check(plotting.render("final_vs_param", bars, spec, tmp_path / "b.pdf", tmp_path / "b.png"), tmp_path)
+
+
+def test_heatmap_unnormalised(tmp_path):
+    df, spec = plotting.demo("heatmap")
+    df = df[(df["panel"] == spec["panels"][0]) & (df["M"].isna() | (df["M"] == 8))]
+    spec["plot"] = {"facet": "M", "row_order": ["Sparse", "Gaussian"]}
+    _check(plotting.render("heatmap", df, spec, tmp_path / "h.pdf", tmp_path / "h.png"), tmp_path)
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ValueError, match="known kinds: regret_curves"):
+        plotting.render("scatter", None, None, tmp_path / "x.pdf", tmp_path / "x.png")
+    df, spec = plotting.demo("regret_curves")
+    with pytest.raises(ValueError, match="lacks column"):
+        plotting.render("regret_curves", df.drop(columns="t"), spec, tmp_path / "x.pdf", None)
+    with pytest.raises(ValueError, match="plot.x"):
+        plotting.render("final_vs_param", df, {"id": "y"}, tmp_path / "x.pdf", None)
+    with pytest.raises(ValueError, match="table is required"):
+        plotting.render("heatmap", None, {"id": "z"}, tmp_path / "x.pdf", None)
+    with pytest.raises(FileNotFoundError):
+        plotting.render("heatmap", tmp_path / "nope.parquet", None, tmp_path / "x.pdf", None)
+    assert not list(tmp_path.iterdir())
+
+
+def test_demo_deterministic():
+    a, _ = plotting.demo("regret_curves")
+    b, _ = plotting.demo("regret_curves")
+    pd.testing.assert_frame_equal(a, b)
+
+
+# ------------------------------------------------------------------ notebooks
+NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
+
+
+def test_one_notebook_per_kind():
+    assert sorted(p.stem for p in NOTEBOOKS) == sorted(plotting.KINDS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_clean_and_parameterised(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.nbformat == 4
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert nb.metadata["language_info"]["name"] == "python"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1
+    for name in ("table", "spec", "out_pdf", "out_png"):
+        assert f"{name} = " in tagged[0].source
+    assert f'plotting.render("{path.stem}"' in "".join(c.source for c in code)
+
+
+def test_notebook_runs_standalone(tmp_path):
+    papermill = pytest.importorskip("papermill")
+    out_pdf, out_png = tmp_path / "fig.pdf", tmp_path / "fig.png"
+    papermill.execute_notebook(
+        str(NB_DIR / "function_curve.ipynb"),
+        str(tmp_path / "executed.ipynb"),
+        parameters=dict(out_pdf=str(out_pdf), out_png=str(out_png)),
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        progress_bar=False,
+    )
+    assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000

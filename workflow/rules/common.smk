@@ -1,0 +1,71 @@
+# Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.pipeline.
+import json
+import shlex
+
+from snakemake.exceptions import WorkflowError
+
+from ensemble_bandits import ALGORITHMS_VERSION, pipeline
+
+SCALE = config["scale"]
+try:
+    REGISTRY = pipeline.load_registry("config", "workflow/schemas/registry.schema.yaml")
+except pipeline.RegistryError as err:
+    raise WorkflowError(f"invalid figure registry: {err}")
+IDS = sorted(REGISTRY)
+PAPERS = ["phe", "lines", "glmes", "epp"]
+_RESOLVED = {}
+
+
+wildcard_constraints:
+    scale="smoke|default|paper",
+    paper="|".join(PAPERS),
+    fig=r"[A-Za-z0-9_.-]+",
+    key=r"[0-9a-f]{12}",
+    start=r"\d+",
+    end=r"\d+",
+
+
+def figure(scale, fid):
+    """Resolved registry entry of ``fid`` at ``scale`` (cached)."""
+    if fid not in REGISTRY:
+        raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(IDS)}")
+    if (scale, fid) not in _RESOLVED:
+        try:
+            _RESOLVED[scale, fid] = pipeline.resolve(REGISTRY[fid], scale, config["scales"])
+        except pipeline.RegistryError as err:
+            raise WorkflowError(str(err))
+    return _RESOLVED[scale, fid]
+
+
+def cell(scale, key):
+    for fid in IDS:
+        for s in figure(scale, fid)["series"]:
+            if s["key"] == key:
+                return s["cell"]
+    raise WorkflowError(f"no registered cell has key {key} at scale {scale}")
+
+
+def fid_of(w):
+    return f"{w.paper}-{w.fig}"
+
+
+def entry(w):
+    """Registry entry of the figure a job's wildcards name (clear error for unknown ids)."""
+    fid = fid_of(w)
+    if fid not in REGISTRY:
+        raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(IDS)}")
+    return REGISTRY[fid]
+
+
+def figure_targets(scale, ids):
+    return [f"figures/{scale}/{i}.{ext}" for i in ids for ext in ("pdf", "png")]
+
+
+def targets(scale, paper=None):
+    ids = [i for i in IDS if paper is None or REGISTRY[i]["paper"] == paper]
+    summary = f"figures/{scale}/REPORT.md" if paper is None else f"figures/{scale}/REPORT-{paper}.md"
+    return figure_targets(scale, ids) + [summary]
+
+
+def scales_json():
+    return shlex.quote(json.dumps(config["scales"], sort_keys=True))

@@ -1,0 +1,36 @@
+# One papermill notebook per plot kind, executed once per figure; the executed copy is kept
+# under results/<scale>/notebooks/ for inspection.
+
+
+def _rst_escape(text):
+    for ch in "\\*`|_":
+        text = text.replace(ch, "\\" + ch)
+    return " ".join(text.split())
+
+
+rule figure:
+    input:
+        table="results/{scale}/tables/{paper}-{fig}.parquet",
+        spec="results/{scale}/tables/{paper}-{fig}.json",
+        claims="results/{scale}/claims/{paper}-{fig}.rst",
+        notebook=lambda w: f"notebooks/{entry(w)['kind']}.ipynb",
+    output:
+        pdf="figures/{scale}/{paper}-{fig}.pdf",
+        png=report(
+            "figures/{scale}/{paper}-{fig}.png",
+            caption="../report/figure.rst",
+            category="{paper}",
+            subcategory="{scale}",
+            labels={"figure": "{paper}-{fig}", "scale": "{scale}"},
+        ),
+    params:
+        caption=lambda w: _rst_escape(entry(w)["caption"]),
+        title=lambda w: _rst_escape(entry(w)["title"]),
+    log:
+        notebook="results/{scale}/notebooks/{paper}-{fig}.ipynb",
+    resources:
+        runtime=10,
+        mem_mb=2000,
+    shell:
+        "MPLBACKEND=Agg papermill {input.notebook} {log.notebook} -k python3 --log-level WARNING "
+        "-p table {input.table} -p spec {input.spec} -p out_pdf {output.pdf} -p out_png {output.png}"

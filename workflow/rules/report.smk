@@ -1,0 +1,55 @@
+# REPORT.md (every claim of every figure at one scale) and per-paper reports; paper targets.
+
+
+report: "../report/workflow.rst"
+
+
+rule report_all:
+    input:
+        claims=lambda w: expand("results/{scale}/claims/{id}.json", scale=w.scale, id=IDS),
+        figures=lambda w: figure_targets(w.scale, IDS),
+    output:
+        "figures/{scale}/REPORT.md",
+    params:
+        scales=scales_json(),
+    log:
+        "results/{scale}/logs/report.log",
+    shell:
+        "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "--out {output} 2> {log}"
+
+
+rule report_paper:
+    input:
+        claims=lambda w: [f"results/{w.scale}/claims/{i}.json" for i in IDS if REGISTRY[i]["paper"] == w.paper],
+        figures=lambda w: figure_targets(w.scale, [i for i in IDS if REGISTRY[i]["paper"] == w.paper]),
+    output:
+        "figures/{scale}/REPORT-{paper}.md",
+    params:
+        scales=scales_json(),
+        ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
+    log:
+        "results/{scale}/logs/report-{paper}.log",
+    shell:
+        "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "--ids {params.ids} --out {output} 2> {log}"
+
+
+rule phe:
+    input:
+        targets(SCALE, "phe"),
+
+
+rule lines:
+    input:
+        targets(SCALE, "lines"),
+
+
+rule glmes:
+    input:
+        targets(SCALE, "glmes"),
+
+
+rule epp:
+    input:
+        targets(SCALE, "epp"),
