@@ -29,7 +29,9 @@ from ensemble_bandits.agents.linear import AGENTS, EnsemblePlusPlus
 
 def fixed_env(X: np.ndarray, B: int):
     K, d = X.shape
-    return SimpleNamespace(B=B, d=d, K=K, features=np.broadcast_to(X, (B, K, d)).copy(), action_space="finite")
+    feats = np.broadcast_to(X, (B, K, d)).copy()
+    return SimpleNamespace(B=B, d=d, K=K, features=feats, action_space="finite",
+                           scores=lambda theta: np.einsum("bkd,bd->bk", feats, theta))
 
 
 def feed(agent, env, arms, rewards):

@@ -190,6 +190,7 @@ def _rel(a, b):
 
 @pytest.mark.parametrize("name,kw,lam", [
     ("lints", {"prior_var": 2.0, "noise_sd": 0.5}, 0.125),
+    ("lints", {"prior_var": 2.0, "noise_sd": 0.5, "sampler": "cholesky"}, 0.125),
     ("egreedy", {"lam": 0.3}, 0.3),
     ("glinphe", {"lam": 2.0}, 2.0),
     ("ensemble_sampling", {"lam": 1.5}, 1.5),
@@ -198,11 +199,12 @@ def test_ridge_statistics_match_direct_solve(name, kw, lam):
     env = runner.make_env(ENVS["russo_finite"], [0, 1, 2])
     agent = runner.make_agent({"name": name, **kw}, env, [0, 1, 2], 150)
     X, Y = _history(agent, env, 150)
+    stats = agent if name == "lints" else agent.ridge      # LinTS keeps a square-root factor instead
     for b in range(3):
         V = lam * np.eye(env.d) + X[b].T @ X[b]
-        assert _rel(agent.ridge.Vinv[b], np.linalg.inv(V)) < 1e-9
-        np.testing.assert_allclose(agent.ridge.b[b], X[b].T @ Y[b], rtol=1e-10, atol=1e-10)
-        assert _rel(agent.ridge.mean()[b], np.linalg.solve(V, X[b].T @ Y[b])) < 1e-9
+        assert _rel(stats.Vinv[b], np.linalg.inv(V)) < 1e-9
+        np.testing.assert_allclose(stats.b[b], X[b].T @ Y[b], rtol=1e-10, atol=1e-10)
+        assert _rel(stats.mean()[b], np.linalg.solve(V, X[b].T @ Y[b])) < 1e-9
 
 
 def test_linucb_gram_scale_and_width():
@@ -426,7 +428,7 @@ def test_unknown_names_list_known_ones():
 def test_unknown_hyperparameters_name_the_key():
     env = runner.make_env({"name": "russo_finite", "d": 3, "n_arms": 5}, [0])
     with pytest.raises(ValueError, match=r"agent 'lints': unknown hyper-parameter\(s\) \['prior_sd'\]; allowed: "
-                                         r"\['prior_var', 'noise_sd'\]"):
+                                         r"\['prior_var', 'noise_sd', 'sampler'\]"):
         runner.make_agent({"name": "lints", "prior_sd": 1.0}, env, [0], 10)
     with pytest.raises(ValueError, match=r"environment 'russo_finite': unknown hyper-parameter\(s\) \['K'\]"):
         runner.make_env({"name": "russo_finite", "K": 4}, [0])

@@ -29,6 +29,7 @@ class Environment:
         self.noise_sd = float(noise_sd)
         streams = Streams(self.seeds, "env")
         self.features, self.theta = self._instances(streams)
+        self.features_t = np.ascontiguousarray(self.features.transpose(0, 2, 1))   # (B, d, K) for scoring
         self.means = np.einsum("bkd,bd->bk", self.features, self.theta)
         self.best = self.means.max(axis=1)
         self.best_arm = self.means.argmax(axis=1)
@@ -45,6 +46,10 @@ class Environment:
 
     def chosen(self, arms: np.ndarray) -> np.ndarray:
         return self.features[self._rows, arms]
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        """x^T theta for every arm (B, K)."""
+        return np.matmul(theta[:, None, :], self.features_t)[:, 0, :]
 
     def step(self, arms: np.ndarray):
         """Pull ``arms`` (B,): returns (rewards, pseudo-regret), each (B,)."""

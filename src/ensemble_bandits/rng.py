@@ -98,21 +98,18 @@ def binomial_half_fixed(bits: BlockStream, counts: np.ndarray, n_words: int) -> 
     return _popcount_segments(bits.take(n_words), ends)
 
 
-_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
 def _prefix_ones(words: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Number of one-bits among bit positions [0, p) of each row, for p in positions."""
     B, W = words.shape
-    per_word = np.bitwise_count(words).astype(np.int64)
     cum = np.zeros((B, W + 1), dtype=np.int64)
-    np.cumsum(per_word, axis=1, out=cum[:, 1:])
-    widx = positions // 64
-    rem = (positions % 64).astype(np.uint64)
-    full = np.take_along_axis(cum, widx, axis=1)
-    partial_word = np.take_along_axis(words, np.minimum(widx, W - 1), axis=1)
-    mask = np.where(rem == 0, np.uint64(0), _ONES >> (np.uint64(64) - np.maximum(rem, np.uint64(1))))
-    partial = np.bitwise_count(partial_word & mask).astype(np.int64)
+    np.cumsum(np.bitwise_count(words), axis=1, dtype=np.int64, out=cum[:, 1:])
+    widx = positions >> 6
+    rem = (positions & 63).astype(np.uint64)
+    rows = np.arange(B)[:, None]
+    full = cum.ravel()[rows * (W + 1) + widx]
+    last = words.ravel()[rows * W + np.minimum(widx, W - 1)]
+    mask = (np.uint64(1) << rem) - np.uint64(1)      # rem < 64: the low `rem` bits
+    partial = np.bitwise_count(last & mask).astype(np.int64)
     return full + np.where(widx < W, partial, 0)
 
 

@@ -24,10 +24,9 @@ TIEBREAK = 1e-12  # fixed per-run random jitter: breaks exact ties (e.g. theta =
 
 def sherman_morrison(inv: np.ndarray, x: np.ndarray, w=1.0) -> None:
     """In place: inv <- (inv^{-1} + w x x^T)^{-1} for a batch (B, d, d), x (B, d), w scalar or (B,)."""
-    ix = np.matmul(inv, x[:, :, None])                     # (B, d, 1)
-    w = np.broadcast_to(np.asarray(w, dtype=np.float64), (inv.shape[0],))
-    den = 1.0 + w * np.matmul(x[:, None, :], ix)[:, 0, 0]
-    inv -= (w / den)[:, None, None] * ix * ix.transpose(0, 2, 1)
+    v = np.matmul(inv, x[:, :, None])[:, :, 0]             # (B, d) = inv x
+    c = w / (1.0 + w * np.einsum("bi,bi->b", x, v))
+    inv -= (c[:, None] * v)[:, :, None] * v[:, None, :]
 
 
 def bmv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -53,7 +52,7 @@ class LinearAgent:
         """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere)."""
         if self.sphere:
             return theta / np.linalg.norm(theta, axis=1, keepdims=True)
-        return np.argmax(bmv(self.env.features, theta) + self.jitter, axis=1)
+        return np.argmax(self.env.scores(theta) + self.jitter, axis=1)
 
 
 class Ridge:
@@ -71,28 +70,73 @@ class Ridge:
         return bmv(self.Vinv, self.b)
 
 
+def sqrt_downdate(F: np.ndarray, x: np.ndarray) -> None:
+    """In place: F <- F (I - beta u u^T) with u = F^T x, so that F F^T becomes (V + x x^T)^{-1}
+    when F F^T = V^{-1}.  beta = (1 - 1/sqrt(1 + |u|^2)) / |u|^2 makes (I - beta u u^T)^2 equal
+    I - u u^T / (1 + |u|^2), the Sherman-Morrison factor: an exact O(d^2) square-root update."""
+    u = np.matmul(x[:, None, :], F)[:, 0, :]                  # (B, d) = (F^T x)^T
+    uu = np.einsum("bi,bi->b", u, u)
+    beta = np.where(uu > 0, (1.0 - 1.0 / np.sqrt(1.0 + uu)) / np.where(uu > 0, uu, 1.0), 0.0)
+    Fu = np.matmul(F, u[:, :, None])                           # (B, d, 1)
+    F -= (beta[:, None, None] * Fu) * u[:, None, :]
+
+
 class LinTS(LinearAgent):
     """Linear Thompson sampling with prior N(0, prior_var I) and Gaussian noise noise_sd.
 
-    Posterior Sigma = noise_sd^2 (lam I + sum x x^T)^{-1} with lam = noise_sd^2/prior_var;
-    each round theta ~ N(mu, Sigma) is drawn exactly (Cholesky factorisation every round).
+    Posterior Sigma = noise_sd^2 V^{-1}, V = lam I + sum x x^T, lam = noise_sd^2/prior_var; each
+    round theta ~ N(mu, Sigma) is drawn exactly.  ``sampler``: ``sqrt`` keeps a square root F of
+    V^{-1} (F F^T = V^{-1}) by an exact rank-one update, theta = F (F^T b + noise_sd z), O(d^2) per
+    round; ``cholesky`` factorises V^{-1} every round (the textbook way, O(d^3); same
+    distribution, different draws) — used where the papers' run time is compared.
     """
 
     name = "lints"
 
-    def __init__(self, env, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5):
+    def __init__(self, env, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5, sampler: str = "sqrt"):
         super().__init__(env, seeds, horizon)
-        self.noise_sd = float(noise_sd)
-        self.ridge = Ridge(self.B, self.d, noise_sd ** 2 / prior_var)
+        if sampler not in ("sqrt", "cholesky"):
+            raise ValueError(f"sampler must be 'sqrt' or 'cholesky', got {sampler!r}")
+        self.noise_sd, self.sampler = float(noise_sd), sampler
+        lam = noise_sd ** 2 / prior_var
+        if sampler == "cholesky":
+            self.ridge = Ridge(self.B, self.d, lam)
+        else:
+            self.F = np.tile(np.eye(self.d) / np.sqrt(lam), (self.B, 1, 1))
+            self._b = np.zeros((self.B, self.d))
         self.z = self.streams("sample", "normal")
 
     def select(self, t):
-        chol = np.linalg.cholesky(self.ridge.Vinv)
-        theta = self.ridge.mean() + self.noise_sd * bmv(chol, self.z.take(self.d))
+        z = self.z.take(self.d)
+        if self.sampler == "cholesky":
+            chol = np.linalg.cholesky(self.ridge.Vinv)
+            theta = self.ridge.mean() + self.noise_sd * bmv(chol, z)
+        else:
+            w = np.matmul(self._b[:, None, :], self.F)[:, 0, :] + self.noise_sd * z
+            theta = bmv(self.F, w)
         return self.greedy(theta)
 
     def update(self, t, arms, x, r):
-        self.ridge.add(x, r)
+        if self.sampler == "cholesky":
+            self.ridge.add(x, r)
+        else:
+            sqrt_downdate(self.F, x)
+            self._b += np.asarray(r)[:, None] * x
+
+    @property
+    def Vinv(self) -> np.ndarray:
+        """V^{-1} (B, d, d) = posterior covariance / noise_sd^2."""
+        if self.sampler == "cholesky":
+            return self.ridge.Vinv
+        return np.matmul(self.F, self.F.transpose(0, 2, 1))
+
+    @property
+    def b(self) -> np.ndarray:
+        return self.ridge.b if self.sampler == "cholesky" else self._b
+
+    def mean(self) -> np.ndarray:
+        """Posterior mean V^{-1} b."""
+        return bmv(self.Vinv, self.b)
 
 
 class LinUCB(LinearAgent):
@@ -211,6 +255,7 @@ class LinPHE(ArmStats):
             raise ValueError(f"reg_scale must be 'absolute' or 'times_a_plus_1', got {reg_scale!r}")
         reg = lam * (a + 1) if reg_scale == "times_a_plus_1" else lam
         self.a = float(a)
+        self.counts = np.zeros((self.B, env.K), dtype=np.int64)   # ceil(a T_k), kept in step with pulls
         self.Ginv = np.tile(np.eye(self.d) / reg, (self.B, 1, 1))
         self.bits = self.streams("pseudo_rewards", "bits")
 
@@ -220,15 +265,15 @@ class LinPHE(ArmStats):
     def select(self, t):
         if t <= self.n_init:
             return self.basis_arm(t)
-        counts = self.pseudo_counts(self.pulls)
         bound = math.ceil(self.a * (t - 1)) + self.env.K   # >= sum_k ceil(a T_k); depends on t only
-        U = binomial_half_fixed(self.bits, counts, words_for(bound))
+        U = binomial_half_fixed(self.bits, self.counts, words_for(bound))
         return self.greedy(self.perturbed_mean(self.Ginv, U))
 
     def update(self, t, arms, x, r):
-        before = self.pseudo_counts(self.pulls[self.rows, arms])
+        before = self.counts[self.rows, arms]
         self.record_pull(arms, r)
         after = self.pseudo_counts(self.pulls[self.rows, arms])
+        self.counts[self.rows, arms] = after
         sherman_morrison(self.Ginv, x, 1.0 + (after - before))
 
 
