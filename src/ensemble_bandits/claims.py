@@ -395,8 +395,9 @@ def insensitive(table, column, sensitive_to, insensitive_to, at, max_ratio):
     r_ins = float(over_ins.max() - over_ins.min())
     r_sens = span(over_sens)
     status = REPRODUCED if r_ins <= max_ratio * r_sens else FAILED
+    ratio = r_ins / r_sens if r_sens > 0 else (float("inf") if r_ins > 0 else float("nan"))
     return status, (f"range over {insensitive_to} at {sensitive_to}~{at[sensitive_to]}: {_fmt(r_ins)}; range over "
-                    f"{sensitive_to} at {insensitive_to}={at[insensitive_to]}: {_fmt(r_sens)} (ratio {_fmt(r_ins / r_sens)}, "
+                    f"{sensitive_to} at {insensitive_to}={at[insensitive_to]}: {_fmt(r_sens)} (ratio {_fmt(ratio)}, "
                     f"max {max_ratio})")
 
 

@@ -23,6 +23,7 @@ import yaml
 
 SCALES = ("smoke", "default", "paper")
 _FIELD = re.compile(r"^\{(\w+)\}$")
+_ANY_FIELD = re.compile(r"\{(\w+)\}")
 
 
 class RegistryError(ValueError):
@@ -71,7 +72,10 @@ def substitute(obj, values: dict):
             try:
                 return obj.format(**values)
             except (KeyError, IndexError):
-                return obj
+                # some fields are not known here (e.g. a curve label using both its own and the
+                # panel's grid variables): fill the known ones, leave the rest for a later pass
+                return _ANY_FIELD.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values
+                                      else m.group(0), obj)
     return obj
 
 
@@ -123,10 +127,12 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
     panels = _expand(entry.get("panels", [{"label": ""}]), s["grid"], fid, "panel")
     curves = _expand(entry.get("curves", []), s["grid"], fid, "curve")
     series = []
-    for panel, curve in itertools.product(panels, curves):
+    labels = [[] for _ in curves]                          # per curve template, its labels in the panels
+    for panel, (i, curve) in itertools.product(panels, enumerate(curves)):
         if curve.get("panels") and panel["label"] not in curve["panels"]:
             continue
         curve = substitute(curve, panel["vars"])          # curves may use panel grid variables
+        labels[i].append(curve["label"])
         horizon = int(curve.get("horizon", panel.get("horizon", s["horizon"])))
         if "experiment" in curve:
             cell = {"experiment": dict(curve["experiment"], env=panel["env"], horizon=horizon)}
@@ -138,7 +144,7 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
         series.append({"panel": panel["label"], "curve": curve["label"], "vars": {**panel["vars"], **curve["vars"]},
                        "seeds": int(curve.get("seeds", s["seeds"])), "cell": cell, "key": cell_key(cell)})
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
-            "panels": _unique(p["label"] for p in panels), "curves": _unique(c["label"] for c in curves),
+            "panels": _unique(p["label"] for p in panels), "curves": _unique(lab for labs in labels for lab in labs),
             "series": series}
 
 

@@ -28,13 +28,19 @@ def write_text_atomic(text: str, path) -> None:
     os.replace(tmp, path)
 
 
+def rst_escape(text: str) -> str:
+    """Plain text safe inside reStructuredText (captions of the Snakemake report), on one line."""
+    for ch in "\\*`|_":
+        text = text.replace(ch, f"\\{ch}")
+    return " ".join(text.split())
+
+
 def claims_rst(fid: str, results: list) -> str:
     if not results:
         return "*No quantitative claim is attached to this item.*\n"
     lines = ["**Claims** (status at this scale):", ""]
     for r in results:
-        quote = r["quote"].replace("*", "\\*")
-        lines.append(f"- **{r['status']}** — \"{quote}\" — {r['numbers'].replace('*', '*')}")
+        lines.append(f"- **{r['status']}** — “{rst_escape(r['quote'])}” — {rst_escape(r['numbers'])}")
     return "\n".join(lines) + "\n"
 
 

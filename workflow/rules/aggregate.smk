@@ -19,6 +19,8 @@ rule aggregate:
     resources:
         runtime=20,
         mem_mb=4000,
+    conda:
+        "../envs/pipeline.yaml"
     shell:
         "OPENBLAS_NUM_THREADS=1 python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
         "--seeds-per-job {params.per_job} --scales-json {params.scales} "
@@ -39,6 +41,8 @@ rule claims:
         "results/{scale}/logs/claims/{paper}-{fig}.log",
     resources:
         runtime=10,
+    conda:
+        "../envs/pipeline.yaml"
     shell:
         "python -m ensemble_bandits.cli claims --id {params.fid} --scale {wildcards.scale} "
         "--scales-json {params.scales} --table {input.table} --json {output.json} --rst {output.rst} 2> {log}"

@@ -5,6 +5,7 @@ import shlex
 from snakemake.exceptions import WorkflowError
 
 from ensemble_bandits import ALGORITHMS_VERSION, pipeline
+from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
 try:
@@ -69,3 +70,19 @@ def targets(scale, paper=None):
 
 def scales_json():
     return shlex.quote(json.dumps(config["scales"], sort_keys=True))
+
+
+def cost_minutes(w):
+    """SLURM runtime request of a simulate job: a rough cost model of the cell, with a floor."""
+    c = cell(w.scale, w.key)
+    if "experiment" in c:
+        T, work = c["experiment"].get("horizon", 1000), 1.0
+    else:
+        T = c["horizon"]
+        env = c["env"]
+        work = env.get("d", 10) ** 2 + env.get("d", 10) * env.get("n_arms", 100)
+        members = c["agent"].get("m", c["agent"].get("M", 1))
+        members = T if members in ("T", "horizon") else members
+        work += members * env.get("d", 10)
+    seeds = int(w.end) - int(w.start)
+    return max(10, int(3 * seeds * T * (20 + work / 50) * 1e-6 / 60) + 10)

@@ -2,12 +2,6 @@
 # under results/<scale>/notebooks/ for inspection.
 
 
-def _rst_escape(text):
-    for ch in "\\*`|_":
-        text = text.replace(ch, "\\" + ch)
-    return " ".join(text.split())
-
-
 rule figure:
     input:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
@@ -24,13 +18,15 @@ rule figure:
             labels={"figure": "{paper}-{fig}", "scale": "{scale}"},
         ),
     params:
-        caption=lambda w: _rst_escape(entry(w)["caption"]),
-        title=lambda w: _rst_escape(entry(w)["title"]),
+        caption=lambda w: rst_escape(entry(w)["caption"]),
+        title=lambda w: rst_escape(entry(w)["title"]),
     log:
         notebook="results/{scale}/notebooks/{paper}-{fig}.ipynb",
     resources:
         runtime=10,
         mem_mb=2000,
+    conda:
+        "../envs/pipeline.yaml"
     shell:
         "MPLBACKEND=Agg papermill {input.notebook} {log.notebook} -k python3 --log-level WARNING "
         "-p table {input.table} -p spec {input.spec} -p out_pdf {output.pdf} -p out_png {output.png}"

@@ -14,6 +14,8 @@ rule report_all:
         scales=scales_json(),
     log:
         "results/{scale}/logs/report.log",
+    conda:
+        "../envs/pipeline.yaml"
     shell:
         "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
         "--out {output} 2> {log}"
@@ -30,6 +32,8 @@ rule report_paper:
         ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
     log:
         "results/{scale}/logs/report-{paper}.log",
+    conda:
+        "../envs/pipeline.yaml"
     shell:
         "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
         "--ids {params.ids} --out {output} 2> {log}"

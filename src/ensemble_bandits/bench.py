@@ -1,0 +1,117 @@
+"""Speed benchmark: prints figures, asserts nothing.
+
+    python -m ensemble_bandits.bench            # all sections (a few minutes on 2 cores)
+    python -m ensemble_bandits.bench --quick    # per-step costs only
+
+1. microseconds per (instance, round) of LinTS, LinPHE (a = 1) and linear Ensemble++ (M = 16)
+   at d = 20, K = 100 with 100 seeds batched (median of repeats), and the cost growth with t;
+2. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
+3. the epp-fig8 grid at paper scale: timed on a sample of rounds per (setting, M), extrapolated.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+from . import pipeline
+from .runner import _run_batch, checkpoints, simulate
+
+AGENTS = {
+    "LinTS": {"name": "lints", "prior_var": 1.0, "noise_sd": 0.5},
+    "LinPHE (a = 1)": {"name": "linphe", "a": 1.0},
+    "Ensemble++ (M = 16)": {"name": "ensemble_pp", "M": 16, "reference": "gaussian", "perturbation": "sphere",
+                            "prior_var": 1.0, "noise_sd": 0.5},
+}
+
+
+def per_step(agent: dict, seeds: int = 100, horizon: int = 2000, repeats: int = 3, d: int = 20, K: int = 100):
+    """Median microseconds per (instance, round) over ``repeats`` runs, and the per-round cost in
+    rounds 10-20 % and 90-100 % of the horizon (growth with t)."""
+    cell = {"env": {"name": "phe_linear", "d": d, "n_arms": K}, "agent": agent, "horizon": horizon}
+    totals = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        simulate(cell, range(seeds), max_batch=seeds)
+        totals.append(time.perf_counter() - t0)
+    tenth = horizon // 10   # differences of timed runs cancel the set-up cost
+    early = _timed_rounds(cell, seeds, 2 * tenth) - _timed_rounds(cell, seeds, tenth)
+    late = _timed_rounds(cell, seeds, horizon) - _timed_rounds(cell, seeds, horizon - tenth)
+    scale = 1e6 / (seeds * tenth)
+    return 1e6 * statistics.median(totals) / (seeds * horizon), early * scale, late * scale
+
+
+def _timed_rounds(cell, seeds, rounds):
+    c = dict(cell, horizon=rounds)
+    t0 = time.perf_counter()
+    _run_batch(c, list(range(seeds)), checkpoints(rounds))
+    return time.perf_counter() - t0
+
+
+def figure_cells(fid: str, scale: str = "paper"):
+    entry = pipeline.load_registry()[fid]
+    fig = pipeline.resolve(entry, scale, {})
+    return fig, pipeline.all_cells([fig])
+
+
+def phe_fig1_paper() -> float:
+    fig, cells = figure_cells("phe-fig1")
+    t0 = time.perf_counter()
+    for i, cell in enumerate(cells.values(), 1):
+        c0 = time.perf_counter()
+        simulate(cell, range(fig["seeds"]))
+        print(f"    cell {i}/{len(cells)} ({cell['agent']['name']}, d = {cell['env']['d']}): "
+              f"{time.perf_counter() - c0:.1f} s", flush=True)
+    return time.perf_counter() - t0
+
+
+def epp_fig8_estimate(sample_seeds: int = 10, sample_rounds: int = 60):
+    """Seconds for the paper-scale epp-fig8 grid (a-e share runs), from timed samples."""
+    cells = {}
+    seeds = 0
+    for fid in ("epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"):
+        fig, c = figure_cells(fid)
+        cells.update(c)
+        seeds = fig["seeds"]
+    cost = {}
+    total = 0.0
+    for key, cell in cells.items():
+        env, agent = cell["env"], cell["agent"]
+        kind = (tuple(sorted(env.items())), agent["name"], agent.get("M"), agent.get("reference"), agent.get("perturbation"))
+        if kind not in cost:
+            c = dict(cell, horizon=sample_rounds)
+            t0 = time.perf_counter()
+            _run_batch(c, list(range(sample_seeds)), checkpoints(sample_rounds))
+            cost[kind] = (time.perf_counter() - t0) / (sample_seeds * sample_rounds)
+        total += cost[kind] * seeds * cell["horizon"]
+    return total, len(cells), seeds
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="per-step costs only")
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}")
+    print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
+    print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
+    for label, agent in AGENTS.items():
+        med, early, late = per_step(agent, repeats=args.repeats)
+        print(f"   {label:22s} {med:8.2f} {early:14.2f} {late:15.2f}", flush=True)
+    if args.quick:
+        return
+    print("\n2. phe-fig1 at paper scale (18 cells x 100 seeds x 10,000 rounds), one core:", flush=True)
+    wall = phe_fig1_paper()
+    print(f"   total {wall:.0f} s on one core (about {wall / 2:.0f} s with 2 parallel jobs)")
+    print("\n3. epp-fig8 grid at paper scale (figures 8a-e share runs):", flush=True)
+    total, n, seeds = epp_fig8_estimate()
+    print(f"   {n} cells x {seeds} seeds x 1000 rounds: estimated {total / 3600:.1f} CPU-hours "
+          f"({total / 3600 / 32:.2f} h on 32 cores), extrapolated from timed samples of 60 rounds")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,668 @@
+"""The registry and its expansion into cells (pipeline.py), the aggregation helpers (tables.py)
+and the report (report.py), on hand-written entries, synthetic run files and the real registry."""
+import copy
+import itertools
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from ensemble_bandits import claims, pipeline, report, runner, theory
+from ensemble_bandits.pipeline import RegistryError
+from ensemble_bandits.static_tables import STATIC_TABLES
+from ensemble_bandits.tables import figure_table, final_rows, min_ensemble_size, timing_table, write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
+CAPS = {"smoke": {"max_seeds": 4, "max_horizon": 300}, "default": {"max_seeds": 30, "max_horizon": 3000},
+        "paper": {}}
+
+
+@pytest.fixture(scope="module")
+def config():
+    return pipeline.with_defaults(pipeline.load_yaml(ROOT / "config" / "config.yaml"))
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return pipeline.load_registry(ROOT / "config", SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def resolved(registry, config):
+    return {(scale, fid): pipeline.resolve(entry, scale, config["scales"])
+            for scale in pipeline.SCALES for fid, entry in registry.items()}
+
+
+def keys_by_label(fig):
+    return {(s["panel"], s["curve"]): s["key"] for s in fig["series"]}
+
+
+# ---------------------------------------------------------------------------------------
+# substitute
+
+
+def test_substitute_typed_field():
+    assert pipeline.substitute("{M}", {"M": 4}) == 4
+    assert pipeline.substitute("{s}", {"s": 0.5}) == 0.5
+    assert pipeline.substitute("{xs}", {"xs": [1, 2]}) == [1, 2]
+    assert pipeline.substitute("{flag}", {"flag": None}) is None
+
+
+def test_substitute_formats_labels():
+    assert pipeline.substitute("ES++ (M = {M})", {"M": 4}) == "ES++ (M = 4)"
+    assert pipeline.substitute("{r}-{p}", {"r": "gaussian", "p": "sphere"}) == "gaussian-sphere"
+    assert pipeline.substitute("a = {a}", {"a": 0.5}) == "a = 0.5"
+
+
+def test_substitute_nested_and_non_strings():
+    obj = {"label": "M = {M}", "agent": {"name": "x", "M": "{M}", "list": ["{M}", "{d}", 3, 1.5, True]},
+           "{M}": "key is not substituted"}
+    out = pipeline.substitute(obj, {"M": 8, "d": 2})
+    assert out == {"label": "M = 8", "agent": {"name": "x", "M": 8, "list": [8, 2, 3, 1.5, True]},
+                   "{M}": "key is not substituted"}
+    assert obj["agent"]["M"] == "{M}"           # the input is not modified
+
+
+def test_substitute_unknown_fields_left_alone():
+    assert pipeline.substitute("{nope}", {"M": 1}) == "{nope}"
+    assert pipeline.substitute("plain", {"M": 1}) == "plain"
+    # known fields are filled even when others are unknown (a later pass fills those)
+    assert pipeline.substitute("M = {M}, d = {d}", {"M": 2}) == "M = 2, d = {d}"
+    assert pipeline.substitute(pipeline.substitute("M = {M}, d = {d}", {"M": 2}), {"d": 10}) == "M = 2, d = 10"
+
+
+# ---------------------------------------------------------------------------------------
+# resolve on hand-written entries
+
+
+def entry(**kw):
+    base = {"id": "x-fig", "title": "t", "caption": "c", "kind": "regret_curves", "seeds": 10, "horizon": 1000,
+            "panels": [{"label": "d = {d}", "env": {"name": "env", "d": "{d}", "n_arms": 10}, "grid": {"d": [2, 3]}}],
+            "curves": [{"label": "TS", "agent": {"name": "lints", "prior_var": 1.0}},
+                       {"label": "ES (M = {M})", "agent": {"name": "es", "M": "{M}"}, "grid": {"M": [1, 4]}}]}
+    base.update(kw)
+    return base
+
+
+def test_resolve_product_of_panels_and_curves():
+    fig = pipeline.resolve(entry(), "paper", CAPS)
+    assert fig["panels"] == ["d = 2", "d = 3"]
+    assert fig["curves"] == ["TS", "ES (M = 1)", "ES (M = 4)"]
+    assert [(s["panel"], s["curve"]) for s in fig["series"]] == list(itertools.product(fig["panels"], fig["curves"]))
+    s = fig["series"][4]                                 # d = 3, ES (M = 1)
+    assert s["cell"] == {"env": {"name": "env", "d": 3, "n_arms": 10}, "agent": {"name": "es", "M": 1},
+                         "horizon": 1000}
+    assert s["vars"] == {"d": 3, "M": 1}
+    assert s["seeds"] == 10 and s["key"] == pipeline.cell_key(s["cell"])
+    assert fig["series"][0]["vars"] == {"d": 2}
+    assert (fig["seeds"], fig["horizon"], fig["scale"], fig["id"]) == (10, 1000, "paper", "x-fig")
+
+
+def test_resolve_multi_variable_grid():
+    e = entry(curves=[{"label": "{r}-{p} (M = {M})", "agent": {"name": "pp", "M": "{M}", "reference": "{r}",
+                                                               "perturbation": "{p}"},
+                       "grid": {"M": [2, 4], "r": ["g", "s"], "p": ["c"]}}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    assert fig["curves"] == ["g-c (M = 2)", "s-c (M = 2)", "g-c (M = 4)", "s-c (M = 4)"]
+    assert len(fig["series"]) == 2 * 4
+    assert fig["series"][1]["cell"]["agent"] == {"name": "pp", "M": 2, "reference": "s", "perturbation": "c"}
+
+
+def test_resolve_scale_caps_from_config():
+    e = entry(seeds=100, horizon=10_000)
+    smoke = pipeline.resolve(e, "smoke", CAPS)
+    assert (smoke["seeds"], smoke["horizon"]) == (4, 300)
+    assert {s["seeds"] for s in smoke["series"]} == {4}
+    assert {s["cell"]["horizon"] for s in smoke["series"]} == {300}
+    default = pipeline.resolve(e, "default", CAPS)
+    assert (default["seeds"], default["horizon"]) == (30, 3000)
+    paper = pipeline.resolve(e, "paper", CAPS)
+    assert (paper["seeds"], paper["horizon"]) == (100, 10_000)
+    # caps only reduce; an entry below the cap keeps its own values; no caps at all -> paper values
+    small = pipeline.resolve(entry(seeds=2, horizon=50), "smoke", CAPS)
+    assert (small["seeds"], small["horizon"]) == (2, 50)
+    assert pipeline.resolve(e, "smoke", {})["seeds"] == 100
+
+
+def test_resolve_scale_overrides():
+    e = entry(seeds=100, horizon=10_000,
+              scales={"smoke": {"seeds": 7, "horizon": 20, "grid": {"M": [8], "d": [5], "unused": [1]}},
+                      "default": {"horizon": 5000}})
+    smoke = pipeline.resolve(e, "smoke", CAPS)
+    assert (smoke["seeds"], smoke["horizon"]) == (7, 20)      # the entry's own override beats the cap
+    assert smoke["panels"] == ["d = 5"] and smoke["curves"] == ["TS", "ES (M = 8)"]
+    assert smoke["series"][1]["cell"] == {"env": {"name": "env", "d": 5, "n_arms": 10},
+                                          "agent": {"name": "es", "M": 8}, "horizon": 20}
+    default = pipeline.resolve(e, "default", CAPS)
+    assert (default["seeds"], default["horizon"]) == (30, 5000)   # seeds capped, horizon overridden
+    assert default["curves"] == ["TS", "ES (M = 1)", "ES (M = 4)"]
+
+
+def test_resolve_curve_uses_panel_variables():
+    e = entry(panels=[{"label": "s = {s}", "env": {"name": "env"}, "grid": {"s": [0.5, 5.42]}}],
+              curves=[{"label": "ES (m = {m})", "agent": {"name": "es", "m": "{m}", "scale": "{s}"},
+                       "grid": {"m": [1, 10]}},
+                      {"label": "ES m={m} s={s}", "agent": {"name": "es", "m": "{m}"}, "grid": {"m": [2]}}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    agents = {(s["panel"], s["curve"]): s["cell"]["agent"] for s in fig["series"]}
+    assert agents["s = 5.42", "ES (m = 10)"] == {"name": "es", "m": 10, "scale": 5.42}
+    assert agents["s = 0.5", "ES (m = 1)"] == {"name": "es", "m": 1, "scale": 0.5}
+    # a label mixing the curve's and the panel's grid variables is filled from both
+    labels = [s["curve"] for s in fig["series"]]
+    assert "ES m=2 s=0.5" in labels and "ES m=2 s=5.42" in labels
+    assert not any("{" in lab for lab in labels)
+    assert set(fig["curves"]) == set(labels)
+    assert fig["series"][0]["vars"] == {"s": 0.5, "m": 1}
+
+
+def test_resolve_grid_values_as_templates_and_exclude():
+    e = entry(curves=[{"label": "{reference}-{perturbation}", "agent": {"name": "pp", "reference": "{reference}",
+                                                                        "perturbation": "{perturbation}"},
+                       "grid": {"reference": ["g", "c"], "perturbation": ["s", "c"],
+                                "pair": ["{reference}-{perturbation}"]},
+                       "exclude": [{"reference": "c", "perturbation": "c"}, {"pair": "g-s"}]}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    assert fig["curves"] == ["g-c", "c-s"]
+    for s in fig["series"]:
+        assert s["vars"]["pair"] == f"{s['vars']['reference']}-{s['vars']['perturbation']}" == s["curve"]
+    everything = {"reference": "g"}, {"reference": "c"}
+    with pytest.raises(RegistryError, match="x-fig.*excluded"):
+        pipeline.resolve(entry(curves=[dict(e["curves"][0], exclude=list(everything))]), "paper", CAPS)
+
+
+def test_resolve_per_curve_seeds_horizon_and_panel_restriction():
+    e = entry(curves=[{"label": "TS", "agent": {"name": "lints"}},
+                      {"label": "few", "agent": {"name": "es"}, "seeds": 3, "horizon": 77, "panels": ["d = 3"]}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    got = {(s["panel"], s["curve"]): (s["seeds"], s["cell"]["horizon"]) for s in fig["series"]}
+    assert got == {("d = 2", "TS"): (10, 1000), ("d = 3", "TS"): (10, 1000), ("d = 3", "few"): (3, 77)}
+
+
+def test_resolve_panel_horizon_from_grid():
+    e = entry(panels=[{"label": "T = {T}", "env": {"name": "env"}, "horizon": "{T}", "grid": {"T": [100, 200]}}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    assert {s["panel"]: s["cell"]["horizon"] for s in fig["series"]} == {"T = 100": 100, "T = 200": 200}
+
+
+def test_resolve_timing():
+    e = entry(curves=[{"label": "alone", "agent": {"name": "a"}, "timing": "unbatched"},
+                      {"label": "batched", "agent": {"name": "a"}}])
+    fig = pipeline.resolve(e, "paper", CAPS)
+    cells = {s["curve"]: s["cell"] for s in fig["series"] if s["panel"] == "d = 2"}
+    assert cells["alone"]["timing"] == "unbatched" and "timing" not in cells["batched"]
+    assert {k: v for k, v in cells["alone"].items() if k != "timing"} == cells["batched"]
+    assert pipeline.cell_key(cells["alone"]) != pipeline.cell_key(cells["batched"])
+    # entry-level timing applies to every curve unless the curve says otherwise
+    e2 = dict(e, timing="unbatched")
+    e2["curves"] = [e["curves"][0], dict(e["curves"][1], timing="batched")]
+    cells = {s["curve"]: s["cell"] for s in pipeline.resolve(e2, "paper", CAPS)["series"]}
+    assert cells["alone"]["timing"] == "unbatched" and "timing" not in cells["batched"]
+    cells = {s["curve"]: s["cell"] for s in pipeline.resolve(dict(e, timing="unbatched"), "paper", CAPS)["series"]}
+    assert cells["batched"]["timing"] == "unbatched"
+
+
+def test_resolve_experiment_cells():
+    e = entry(seeds=300, horizon=2000,
+              curves=[{"label": "ES", "agent": {"name": "es"}},
+                      {"label": "coupled", "experiment": {"name": "coupled_es_phe", "lam": 1.0}, "seeds": 20}])
+    fig = pipeline.resolve(e, "smoke", CAPS)
+    s = [s for s in fig["series"] if s["curve"] == "coupled"][0]
+    assert s["cell"] == {"experiment": {"name": "coupled_es_phe", "lam": 1.0,
+                                        "env": {"name": "env", "d": 2, "n_arms": 10}, "horizon": 300}}
+    assert s["seeds"] == 20
+
+
+def test_unknown_scale():
+    with pytest.raises(RegistryError, match="known scales: smoke, default, paper"):
+        pipeline.resolve(entry(), "huge", CAPS)
+
+
+# ---------------------------------------------------------------------------------------
+# cell keys
+
+
+def test_cell_key_deterministic_and_order_independent():
+    cell = {"env": {"name": "e", "d": 5, "n_arms": 100}, "agent": {"name": "a", "lam": 1.0, "M": 4}, "horizon": 10}
+    reordered = {"horizon": 10, "agent": {"M": 4, "lam": 1.0, "name": "a"}, "env": {"n_arms": 100, "d": 5, "name": "e"}}
+    key = pipeline.cell_key(cell)
+    assert re.fullmatch(r"[0-9a-f]{12}", key)
+    assert key == pipeline.cell_key(copy.deepcopy(cell)) == pipeline.cell_key(reordered)
+    assert key == pipeline.cell_key(json.loads(json.dumps(cell)))
+    changed = copy.deepcopy(cell)
+    changed["agent"]["lam"] = 2.0
+    assert pipeline.cell_key(changed) != key
+    assert pipeline.cell_key(dict(cell, horizon=11)) != key
+    assert pipeline.cell_key(dict(cell, timing="unbatched")) != key
+
+
+def test_cell_key_stable_across_resolves(registry, config):
+    a = pipeline.resolve(registry["phe-fig1"], "default", config["scales"])
+    b = pipeline.resolve(copy.deepcopy(registry["phe-fig1"]), "default", config["scales"])
+    assert [s["key"] for s in a["series"]] == [s["key"] for s in b["series"]]
+
+
+def test_shared_cells_ts_between_fig8b_and_fig8d(resolved):
+    b = resolved["default", "epp-fig8b"]
+    d = resolved["default", "epp-fig8d"]
+    kb, kd = keys_by_label(b), keys_by_label(d)
+    panel = "d = 50, |X| = 1000"
+    assert kb[panel, "TS"] == kd[panel, "TS"]
+    assert kb[panel, "gaussian-sphere (M = 64)"] == kd[panel, "gaussian-sphere (M = 64)"]
+    # at default scale, every cell of Fig. 8d is one of Fig. 8b (same runs, simulated once)
+    assert set(kd.values()) <= set(kb.values())
+    assert len(set(kd.values())) == 19
+
+
+@pytest.mark.parametrize("scale", pipeline.SCALES)
+def test_shared_cells_linphe_fig1_and_runtime(resolved, scale):
+    fig1 = keys_by_label(resolved[scale, "phe-fig1"])
+    rt = keys_by_label(resolved[scale, "phe-runtime"])
+    for a in (2, 1, 0.5):
+        assert fig1["d = 5", f"LinPHE (a = {a})"] == rt["d = 5", f"LinPHE (a = {a}), batched"]
+        assert fig1["d = 5", f"LinPHE (a = {a})"] != rt["d = 5", f"LinPHE (a = {a}), one run at a time"]
+    # in general: a batched run-time cell equal to a Fig. 1 cell has its key; unbatched ones never do
+    by_cell = {json.dumps(s["cell"], sort_keys=True): s["key"] for s in resolved[scale, "phe-fig1"]["series"]}
+    shared = 0
+    for s in resolved[scale, "phe-runtime"]["series"]:
+        same = by_cell.get(json.dumps(s["cell"], sort_keys=True))
+        if s["cell"].get("timing") == "unbatched":
+            assert s["key"] not in by_cell.values()
+        elif same is not None:
+            assert same == s["key"]
+            shared += 1
+    assert shared >= 3
+
+
+def test_shared_cells_other_examples(resolved):
+    paper2a = keys_by_label(resolved["paper", "epp-fig2a"])
+    paper8d = keys_by_label(resolved["paper", "epp-fig8d"])
+    panel = "d = 50, |X| = 10000"
+    for M in (4, 8, 16, 32):
+        assert paper2a[panel, f"ES++ (M = {M})"] == paper8d[panel, f"gaussian-sphere (M = {M})"]
+        assert paper2a[panel, f"ES (M = {M})"] == paper8d[panel, f"coordinate-sphere (M = {M})"]
+    for scale in pipeline.SCALES:
+        assert (keys_by_label(resolved[scale, "epp-fig2a"])[panel, "TS"]
+                == keys_by_label(resolved[scale, "epp-fig6"])[panel, "TS"])
+    for scale in ("default", "paper"):
+        eq = keys_by_label(resolved[scale, "lines-equiv"])["d = 10, K = 100", "generalised LinPHE"]
+        ts = keys_by_label(resolved[scale, "lines-gauss-ts"])["d = 10, K = 100", "generalised LinPHE (Gaussian)"]
+        assert eq == ts
+
+
+def test_all_cells(resolved):
+    figs = [resolved["default", "epp-fig8b"], resolved["default", "epp-fig8d"]]
+    cells = pipeline.all_cells(figs)
+    assert len(cells) == len({s["key"] for f in figs for s in f["series"]}) == 101
+    for key, cell in cells.items():
+        assert pipeline.cell_key(cell) == key
+
+
+@pytest.mark.parametrize("fid,label,param,value", [
+    ("phe-fig1", "LinUCB", "lam", 2.0),                         # a plain curve (3 panels)
+    ("phe-fig1", "LinPHE (a = {a})", "lam", 1.0e-3),            # a grid curve (3 a x 3 panels)
+    ("epp-fig2a", "ES (M = {M})", "reference", "cube"),         # a grid curve on one panel
+])
+def test_minimal_recompute(registry, config, fid, label, param, value):
+    old = pipeline.resolve(registry[fid], "default", config["scales"])
+    edited = copy.deepcopy(registry[fid])
+    [i] = [i for i, c in enumerate(edited["curves"]) if c["label"] == label]
+    template = edited["curves"][i]
+    assert template["agent"][param] != value
+    template["agent"][param] = value
+    new = pipeline.resolve(edited, "default", config["scales"])
+    assert [(s["panel"], s["curve"]) for s in old["series"]] == [(s["panel"], s["curve"]) for s in new["series"]]
+    own = {s["curve"] for s in pipeline.resolve({**registry[fid], "curves": [registry[fid]["curves"][i]]},
+                                                "default", config["scales"])["series"]}
+    changed = {(a["panel"], a["curve"]) for a, b in zip(old["series"], new["series"]) if a["key"] != b["key"]}
+    assert changed == {(s["panel"], s["curve"]) for s in old["series"] if s["curve"] in own}
+    assert changed
+    assert not {s["key"] for s in new["series"] if (s["panel"], s["curve"]) in changed} & {s["key"] for s in old["series"]}
+    # the table digest changes with the curve, not with claims or captions
+    assert pipeline.entry_digest(edited) != pipeline.entry_digest(registry[fid])
+    assert pipeline.entry_digest({**registry[fid], "claims": [], "caption": "x"}) == pipeline.entry_digest(registry[fid])
+
+
+# ---------------------------------------------------------------------------------------
+# seed blocks and run files
+
+
+@pytest.mark.parametrize("n,per_job", [(10, 4), (4, 4), (3, 50), (200, 10), (1, 1), (7, 0)])
+def test_seed_blocks(n, per_job):
+    blocks = pipeline.seed_blocks(n, per_job)
+    step = max(1, per_job)
+    assert [a for a, _ in blocks] == list(range(0, n, step))                   # aligned starts
+    assert [b for _, b in blocks] == [min(a + step, n) for a, _ in blocks]
+    assert [s for a, b in blocks for s in range(a, b)] == list(range(n))       # cover 0..n-1 once
+
+
+def test_seed_blocks_shared_between_seed_counts():
+    assert pipeline.seed_blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert pipeline.seed_blocks(8, 4) == pipeline.seed_blocks(10, 4)[:2]
+    assert pipeline.seed_blocks(0, 4) == []
+
+
+def test_figure_runs():
+    fig = {"scale": "smoke", "series": [{"key": "aaaaaaaaaaaa", "seeds": 5}, {"key": "bbbbbbbbbbbb", "seeds": 2},
+                                        {"key": "aaaaaaaaaaaa", "seeds": 3}]}
+    assert pipeline.figure_runs(fig, 2) == [
+        "results/smoke/runs/aaaaaaaaaaaa/seeds-0-2.parquet", "results/smoke/runs/aaaaaaaaaaaa/seeds-2-4.parquet",
+        "results/smoke/runs/aaaaaaaaaaaa/seeds-4-5.parquet", "results/smoke/runs/bbbbbbbbbbbb/seeds-0-2.parquet",
+        "results/smoke/runs/aaaaaaaaaaaa/seeds-2-3.parquet"]
+    assert pipeline.run_file("paper", "k", 0, 50) == "results/paper/runs/k/seeds-0-50.parquet"
+
+
+# ---------------------------------------------------------------------------------------
+# load_registry errors
+
+
+def write_registry(tmp_path, files: dict):
+    (tmp_path / "figures").mkdir(exist_ok=True)
+    for name, content in files.items():
+        (tmp_path / "figures" / name).write_text(yaml.safe_dump(content))
+    return tmp_path
+
+
+def good_entry(**kw):
+    e = {"title": "t", "caption": "c", "kind": "regret_curves", "seeds": 3, "horizon": 10,
+         "panels": [{"label": "p", "env": {"name": "env"}}], "curves": [{"label": "A", "agent": {"name": "a"}}]}
+    e.update(kw)
+    return e
+
+
+def test_load_registry_valid(tmp_path):
+    cfg = write_registry(tmp_path, {"a.yaml": {"phe-x": good_entry()}, "b.yaml": {"lines-y": good_entry()}})
+    reg = pipeline.load_registry(cfg, SCHEMA)
+    assert set(reg) == {"phe-x", "lines-y"}
+    assert reg["phe-x"]["id"] == "phe-x" and reg["phe-x"]["paper"] == "phe"
+
+
+@pytest.mark.parametrize("change,key", [
+    ({"kind": "pie"}, "kind"),
+    ({"seeds": "many"}, "seeds"),
+    ({"curves": [{"label": "A"}]}, "curves/0"),
+    ({"curves": [{"label": "A", "agent": {"name": "a"}, "experiment": {"name": "e"}}]}, "curves/0"),
+    ({"panels": [{"label": "p"}]}, "panels/0"),
+    ({"scales": {"huge": {"seeds": 1}}}, "scales"),
+    ({"scales": {"smoke": {"seeds": 0}}}, "scales/smoke/seeds"),
+    ({"colour": "red"}, "(entry)"),
+])
+def test_load_registry_invalid_entry(tmp_path, change, key):
+    cfg = write_registry(tmp_path, {"a.yaml": {"phe-ok": good_entry()}, "b.yaml": {"phe-bad": good_entry(**change)}})
+    with pytest.raises(RegistryError) as err:
+        pipeline.load_registry(cfg, SCHEMA)
+    msg = str(err.value)
+    assert "'phe-bad'" in msg and f"key {key}:" in msg and "b.yaml" in msg
+
+
+def test_load_registry_duplicate_id(tmp_path):
+    cfg = write_registry(tmp_path, {"a.yaml": {"phe-x": good_entry()}, "b.yaml": {"phe-x": good_entry()}})
+    with pytest.raises(RegistryError, match=r"'phe-x' defined twice.*b\.yaml"):
+        pipeline.load_registry(cfg, SCHEMA)
+
+
+def test_config_matches_schema(config):
+    import jsonschema
+
+    jsonschema.validate(pipeline.load_yaml(ROOT / "config" / "config.yaml"),
+                        pipeline.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
+    assert set(config["scales"]) <= set(pipeline.SCALES)
+
+
+# ---------------------------------------------------------------------------------------
+# the real registry
+
+
+def test_real_registry_loads(registry):
+    assert len(registry) >= 20
+    assert {e["paper"] for e in registry.values()} == set(report.PAPERS)
+    for fid, e in registry.items():
+        assert fid.split("-")[0] == e["paper"]
+
+
+@pytest.mark.parametrize("scale", pipeline.SCALES)
+def test_real_registry_resolves(registry, resolved, scale):
+    for fid, e in registry.items():
+        fig = resolved[scale, fid]
+        if "curves" in e:
+            assert fig["series"], (fid, scale)
+            assert set(fig["curves"]) == {s["curve"] for s in fig["series"]}
+            assert set(fig["panels"]) == {s["panel"] for s in fig["series"]}
+            # panel, curve label and grid values name one cell (a label may span a grid, e.g. m)
+            ids = {(s["panel"], s["curve"], json.dumps(s["vars"], sort_keys=True)) for s in fig["series"]}
+            assert len(ids) == len(fig["series"]), fid
+            for s in fig["series"]:
+                assert "{" not in s["curve"] and "{" not in s["panel"], (fid, s["curve"])
+                assert not re.search(r'"[^"]*\{\w+\}[^"]*"', json.dumps(s["cell"])), (fid, s["cell"])
+                assert s["seeds"] >= 1
+        else:
+            assert "static" in e or e["kind"] == "diagram", fid
+
+
+def test_real_registry_scale_grids_name_grid_variables(registry):
+    for fid, e in registry.items():
+        names = {v for item in e.get("panels", []) + e.get("curves", []) for v in item.get("grid", {})}
+        for scale, over in (e.get("scales") or {}).items():
+            unknown = set((over or {}).get("grid", {})) - names
+            assert not unknown, f"{fid}: scale {scale} overrides unknown grid variable(s) {unknown}"
+
+
+def test_real_registry_static_and_notebooks(registry):
+    for fid, e in registry.items():
+        if "static" in e:
+            assert e["static"]["name"] in STATIC_TABLES, fid
+        if "derive" in e:
+            from ensemble_bandits.tables import DERIVED
+
+            assert e["derive"]["name"] in DERIVED, fid
+        assert (ROOT / "notebooks" / f"{e['kind']}.ipynb").exists(), (fid, e["kind"])
+
+
+def tiny_env(env):
+    env = dict(env)
+    if "n_arms" in env:
+        env["n_arms"] = min(env["n_arms"], 20)
+    if "d" in env:
+        env["d"] = min(env["d"], 5)
+    return env
+
+
+def test_real_registry_specs_construct(registry, resolved):
+    envs, agents, experiments = {}, {}, {}
+    for fid in registry:
+        for s in resolved["paper", fid]["series"]:
+            cell = s["cell"]
+            if "experiment" in cell:
+                exp = dict(cell["experiment"], env=tiny_env(cell["experiment"]["env"]), horizon=5)
+                experiments[json.dumps(exp, sort_keys=True)] = exp
+                continue
+            env = tiny_env(cell["env"])
+            envs[json.dumps(env, sort_keys=True)] = env
+            agents[json.dumps([env, cell["agent"]], sort_keys=True)] = (env, cell["agent"], fid)
+    assert envs and agents and experiments
+    for env in envs.values():
+        runner.make_env(env, [0])
+    for env, agent, fid in agents.values():
+        try:
+            runner.make_agent(agent, runner.make_env(env, [0]), [0], 5)
+        except Exception as err:  # noqa: BLE001 - name the offending spec
+            pytest.fail(f"{fid}: agent {agent} on {env}: {err}")
+    for exp in experiments.values():
+        df = runner.simulate({"experiment": exp}, [0])
+        assert len(df) == 1 and int(df["t"].iloc[0]) == 5
+
+
+def test_real_registry_claims_name_paper_scale_curves(registry, resolved):
+    for fid, e in registry.items():
+        fig = resolved["paper", fid]
+        claims.validate_names(e, fig["curves"], fig["panels"])
+
+
+def test_lines_beta_constant():
+    beta = theory.lines_beta(1e4, d=10, lam=1.0, sigma=0.5, S=1.0, delta=0.01)
+    assert round(beta, 2) == 5.42
+
+
+def test_lines_registry_uses_beta_constant(registry):
+    beta = round(theory.lines_beta(1e4, d=10, lam=1.0, sigma=0.5, S=1.0, delta=0.01), 2)
+    msweep = registry["lines-msweep"]
+    assert [p["grid"]["s"] for p in msweep["panels"]] == [[0.5], [beta]]
+    opt = registry["lines-optfrac"]["curves"][0]["agent"]
+    assert opt["scale"] == opt["beta"] == beta
+
+
+# ---------------------------------------------------------------------------------------
+# figure_table, min_ensemble_size, timing_table
+
+
+K1, K2 = "a1b2c3d4e5f6", "0123456789ab"
+
+
+def run_frame(seeds, ts=(5, 10), offset=0.0):
+    return pd.DataFrame([{"seed": s, "t": t, "regret": offset + s + t / 10, "seconds": 0.5}
+                         for s in seeds for t in ts])
+
+
+def fake_figure():
+    return {"id": "x-fig", "scale": "smoke", "series": [
+        {"panel": "d = 5", "curve": "A", "vars": {"d": 5}, "seeds": 4, "cell": {}, "key": K1},
+        {"panel": "d = 5", "curve": "B (M = 2)", "vars": {"d": 5, "M": 2, "ref": "g"}, "seeds": 3, "cell": {},
+         "key": K2},
+        {"panel": "d = 7", "curve": "A", "vars": {"d": 7}, "seeds": 2, "cell": {}, "key": K1},
+    ]}
+
+
+def write_runs(root, per_job=2):
+    fig = fake_figure()
+    for f in pipeline.figure_runs(fig, per_job):
+        a, b = map(int, re.search(r"seeds-(\d+)-(\d+)", f).groups())
+        write_atomic(run_frame(range(a, b), offset=100.0 if K2 in f else 0.0), root / f)
+    return fig
+
+
+def test_figure_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fig = write_runs(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "results/smoke/runs" / K1).iterdir()) == [
+        "seeds-0-2.parquet", "seeds-2-4.parquet"]
+    table = figure_table(fig, 2)
+    assert {"panel", "curve", "seed", "t", "regret", "seconds", "d", "M", "ref"} <= set(table.columns)
+    assert list(table.columns[:2]) == ["panel", "curve"]
+    seeds = table.groupby(["panel", "curve"])["seed"].agg(lambda s: sorted(set(s))).to_dict()
+    assert seeds == {("d = 5", "A"): [0, 1, 2, 3], ("d = 5", "B (M = 2)"): [0, 1, 2], ("d = 7", "A"): [0, 1]}
+    assert len(table) == (4 + 3 + 2) * 2
+    b = table[table["curve"] == "B (M = 2)"]
+    assert (b["M"] == 2).all() and (b["ref"] == "g").all() and (b["regret"] >= 100).all()
+    assert table[table["curve"] == "A"]["M"].isna().all()
+    assert sorted(table["d"].unique()) == [5, 7]
+    # the same table from an explicit file list (files may hold more seeds than a series uses)
+    files = sorted(str(p) for p in (tmp_path / "results").rglob("*.parquet"))
+    pd.testing.assert_frame_equal(figure_table(fig, 2, files=files).sort_values(["panel", "curve", "seed", "t"])
+                                  .reset_index(drop=True),
+                                  table.sort_values(["panel", "curve", "seed", "t"]).reset_index(drop=True))
+
+
+def test_figure_table_drops_extra_seeds(tmp_path):
+    path = tmp_path / "results/smoke/runs" / K1 / "seeds-0-50.parquet"
+    write_atomic(run_frame(range(10)), path)
+    fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": {}, "key": K1}]}
+    table = figure_table(fig, 50, files=[path])
+    assert sorted(table["seed"].unique()) == [0, 1, 2]
+
+
+def test_figure_table_unreadable_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fig = write_runs(tmp_path)
+    bad = tmp_path / "results/smoke/runs" / K2 / "seeds-2-3.parquet"
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RuntimeError, match=re.escape(f"runs/{K2}/seeds-2-3.parquet")):
+        figure_table(fig, 2)
+
+
+def test_final_rows():
+    df = pd.DataFrame({"panel": ["p"] * 4 + ["q"] * 2, "curve": ["A", "A", "B", "B", "A", "A"],
+                       "seed": 0, "t": [5, 10, 5, 20, 3, 6], "regret": range(6)})
+    assert final_rows(df)["regret"].tolist() == [1, 3, 5]
+
+
+def ensemble_table(panels: dict, T=1000, n_seeds=4, ts_final=100.0):
+    """Fig. 2b-like table: per panel (d, n_arms) -> {M: mean final regret of ES++(M)}; TS at ts_final."""
+    rows = []
+    for (d, n_arms), by_m in panels.items():
+        panel = f"d = {d}, |X| = {n_arms}"
+        curves = [("TS", None, ts_final)] + [(f"ES++ (M = {m})", m, v) for m, v in by_m.items()]
+        for curve, m, final in curves:
+            for seed in range(n_seeds):
+                jitter = (seed - (n_seeds - 1) / 2) * 0.1          # zero-mean across seeds
+                for t in (T // 2, T):
+                    rows.append({"panel": panel, "curve": curve, "seed": seed, "t": t,
+                                 "regret": (final + jitter) * t / T, "d": d, "n_arms": n_arms,
+                                 "M": np.nan if m is None else m})
+    return pd.DataFrame(rows)
+
+
+def test_min_ensemble_size():
+    # threshold 0.02 x T = 20: |R(ES++) - R(TS)| <= 20 passes
+    panels = {
+        (10, 100): {1: 400.0, 2: 150.0, 4: 119.0, 8: 105.0, 16: 100.0},          # monotone: from M = 4
+        (20, 100): {1: 110.0, 2: 150.0, 4: 130.0, 8: 85.0, 16: 95.0},            # M = 1 passes by chance
+        (20, 1000): {1: 500.0, 2: 400.0, 4: 300.0, 8: 200.0, 16: 121.0},         # nothing passes
+        (30, 100): {1: 90.0, 2: 100.0, 4: 100.0, 8: 100.0, 16: 130.0},           # the largest fails
+    }
+    out = min_ensemble_size(ensemble_table(panels), baseline="TS", threshold=0.02, x="d", group="n_arms", size="M")
+    assert list(out["panel"]) == [f"d = {d}, |X| = {k}" for d, k in panels]
+    assert list(out["d"]) == [10, 20, 20, 30] and list(out["n_arms"]) == [100, 100, 1000, 100]
+    m_min = out["M_min"].tolist()
+    assert m_min[:2] == [4.0, 8.0]
+    assert math.isnan(m_min[2]) and math.isnan(m_min[3])
+    assert (out["M_max_tried"] == 16).all() and (out["T"] == 1000).all()
+    assert out["ts_regret"].tolist() == pytest.approx([100.0] * 4)
+    # the derived table feeds linear_fit (NaN settings are dropped there)
+    status, numbers = claims.linear_fit(out)
+    assert status == claims.INCONCLUSIVE and "only 2 finite M_min" in numbers
+
+
+def test_timing_table():
+    rows = [{"panel": "p", "curve": c, "seed": s, "t": t, "regret": 1.0, "seconds": sec + s}
+            for c, sec in (("fast", 1.0), ("slow", 4.0)) for s in range(3) for t in (50, 100)]
+    out = timing_table(pd.DataFrame(rows)).set_index("curve")
+    assert out.loc["fast", "runs"] == 3 and out.loc["fast", "rounds"] == 100
+    assert out.loc["fast", "seconds_per_run"] == pytest.approx(2.0)
+    assert out.loc["slow", "total_seconds"] == pytest.approx(15.0)
+    assert out.loc["slow", "us_per_round"] == pytest.approx(1e6 * 5.0 / 100)
+
+
+# ---------------------------------------------------------------------------------------
+# report
+
+
+def test_report_markdown(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: f"Provenance: test, scale `{scale}`.")
+    claims_phe = [{"id": "c1", "quote": "A | B", "status": "reproduced", "numbers": "diff -1 [-2, 0]", "note": "n"},
+                  {"id": "c2", "quote": "q2", "status": "not reproduced", "numbers": "x", "note": ""}]
+    figures = [
+        {"id": "phe-fig1", "paper": "phe", "title": "Fig 1", "seeds": 4, "horizon": 300, "choices": "some  choice",
+         "claims": claims_phe, "png": "phe-fig1.png"},
+        {"id": "epp-tab2", "paper": "epp", "title": "Tab 2", "seeds": None, "horizon": 1, "choices": "",
+         "claims": [], "png": "epp-tab2.png"},
+        {"id": "epp-fig2a", "paper": "epp", "title": "Fig 2a", "seeds": 3, "horizon": 200, "choices": "",
+         "claims": [{"id": "c3", "quote": "q3", "status": "inconclusive", "numbers": "y", "note": ""}]},
+    ]
+    md = report.report_markdown("smoke", figures)
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings == [f"## phe — {report.PAPERS['phe']}", f"## epp — {report.PAPERS['epp']}"]
+    assert md.startswith("# Replication report — scale `smoke`")
+    assert "3 claims checked: 1 reproduced, 1 not reproduced, 1 inconclusive." in md
+    rows = [line for line in md.splitlines() if re.match(r"\| c\d+: ", line)]
+    assert len(rows) == 3
+    assert rows[0].startswith("| c1: “A \\| B” *n* | ✅ reproduced |")
+    assert "❌ not reproduced" in rows[1] and "❔ inconclusive" in rows[2]
+    assert "### epp-tab2 — Tab 2" in md and "No quantitative claim attached." in md
+    assert "closed form / static" in md and "4 seeds × 300 rounds" in md
+    assert "![phe-fig1](phe-fig1.png)" in md

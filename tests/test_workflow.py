@@ -1,0 +1,79 @@
+"""End to end: the whole workflow at smoke scale in a scratch copy of the project.
+
+Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ensemble_bandits import pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.workflow
+
+
+def _snakemake(cwd, *args, timeout=1500):
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the project without outputs, caches or git metadata."""
+    dst = tmp_path_factory.mktemp("project")
+    for item in ("Snakefile", "config", "workflow", "notebooks"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def smoke_run(project):
+    res = _snakemake(project, "all", "--config", "scale=smoke")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-8000:]
+    return project
+
+
+def test_smoke_all_builds_every_figure_and_the_report(smoke_run):
+    registry = pipeline.load_registry(smoke_run / "config", smoke_run / "workflow/schemas/registry.schema.yaml")
+    for fid in registry:
+        for ext in ("pdf", "png"):
+            out = smoke_run / "figures" / "smoke" / f"{fid}.{ext}"
+            assert out.is_file() and out.stat().st_size > 1000, out
+    report = (smoke_run / "figures/smoke/REPORT.md").read_text()
+    for fid, entry in registry.items():
+        assert f"### {fid}" in report
+        claims = json.loads((smoke_run / f"results/smoke/claims/{fid}.json").read_text())["claims"]
+        assert [c["id"] for c in claims] == [c["id"] for c in entry.get("claims", [])]
+        for c in claims:
+            assert c["status"] in ("reproduced", "not reproduced", "inconclusive")
+            assert f"{c['id']}:" in report
+
+
+def test_rerun_has_nothing_to_do(smoke_run):
+    res = _snakemake(smoke_run, "-n", "all", "--config", "scale=smoke")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Nothing to be done" in res.stdout + res.stderr
+
+
+def test_one_figure_alone_and_bad_targets(smoke_run):
+    target = "figures/smoke/phe-tab1.pdf"
+    (smoke_run / target).unlink()
+    res = _snakemake(smoke_run, target, "--config", "scale=smoke")
+    assert res.returncode == 0 and (smoke_run / target).is_file(), res.stderr[-3000:]
+    bad = _snakemake(smoke_run, "-n", "figures/smoke/phe-fig99.pdf")
+    assert bad.returncode != 0 and "unknown figure id 'phe-fig99'" in bad.stdout + bad.stderr
+    bad_scale = _snakemake(smoke_run, "-n", "all", "--config", "scale=huge")
+    assert bad_scale.returncode != 0 and "huge" in bad_scale.stdout + bad_scale.stderr
+
+
+def test_lint_is_clean(project):
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=project, capture_output=True,
+                         text=True, timeout=300)
+    assert "Congratulations" in res.stdout + res.stderr, res.stdout[-3000:] + res.stderr[-3000:]
