@@ -15,6 +15,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -222,8 +223,8 @@ def test_linphe_selects_argmax_of_its_theta():
 @pytest.mark.parametrize("perturbation", ["gaussian", "rademacher", "uniform"])
 def test_prop2_coupled_es_phe(perturbation):
     T = 300
-    df = experiments.coupled_es_phe(seeds=[0, 1, 2], env={"name": "sphere_gaussian", "d": 5, "n_arms": 20},
-                                    horizon=T, perturbation=perturbation)
+    df = pd.DataFrame(experiments.coupled_es_phe(seeds=[0, 1, 2], env={"name": "sphere_gaussian", "d": 5, "n_arms": 20},
+                                                 horizon=T, perturbation=perturbation))
     assert list(df["seed"]) == [0, 1, 2] and np.all(df["t"] == T)
     ok = (df["first_mismatch"] == T + 1) | df["near_tie"]
     assert ok.all(), df

@@ -1,6 +1,6 @@
 """Command line used by the workflow rules: simulate, aggregate, claims, report.
 
-    python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.parquet
+    python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.npz
     python -m ensemble_bandits.cli aggregate --id phe-fig1 --scale default --table T.parquet --spec T.json
     python -m ensemble_bandits.cli claims --id phe-fig1 --scale default --table T.parquet --json C.json --rst C.rst
     python -m ensemble_bandits.cli report --scale default --out figures/default/REPORT.md [--ids ...]
@@ -13,10 +13,7 @@ import os
 import sys
 import time
 
-import pandas as pd
-
 from . import pipeline
-from .tables import DERIVED, figure_table, write_atomic
 
 
 def _load(args):
@@ -36,16 +33,18 @@ def _figure(args):
 
 
 def cmd_simulate(args):
-    from .runner import simulate
+    """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
+    from .runner import simulate_columns
+    from .tables import write_columns_atomic
+    from .report import write_text_atomic
 
     cell = json.loads(args.cell)
     seeds = list(range(args.seeds[0], args.seeds[1]))
     t0 = time.perf_counter()
     print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
           f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}", file=sys.stderr, flush=True)
-    df = simulate(cell, seeds, verbose=True)
-    write_atomic(df, args.out)
-    from .report import write_text_atomic
+    cols = simulate_columns(cell, seeds, verbose=True)
+    write_columns_atomic(cols, args.out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
@@ -59,7 +58,11 @@ def figure_spec(fig: dict) -> dict:
             "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"]}
 
 
-def build_table(fig: dict, seeds_per_job: int) -> pd.DataFrame:
+def build_table(fig: dict, seeds_per_job: int):
+    import pandas as pd
+
+    from .tables import DERIVED, figure_table
+
     entry = fig["entry"]
     if "static" in entry:
         from .static_tables import STATIC_TABLES
@@ -78,6 +81,8 @@ def build_table(fig: dict, seeds_per_job: int) -> pd.DataFrame:
 
 
 def cmd_aggregate(args):
+    from .tables import write_atomic
+
     config, entry, fig = _figure(args)
     table = build_table(fig, args.seeds_per_job or config["seeds_per_job"])
     write_atomic(table, args.table)
@@ -86,6 +91,8 @@ def cmd_aggregate(args):
 
 
 def cmd_claims(args):
+    import pandas as pd
+
     from .claims import evaluate, validate_names
     from .report import dump_claims
 
@@ -113,7 +120,32 @@ def cmd_report(args):
         figures.append({"id": fid, "paper": entry["paper"], "title": entry.get("title", fid),
                         "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
                         "choices": entry.get("choices", ""), "claims": claims, "png": f"{fid}.png"})
-    write_text_atomic(report_markdown(args.scale, figures), args.out)
+    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or []), args.out)
+
+
+def cmd_timings(args):
+    """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s")."""
+    import re
+
+    config, registry = _load(args)
+    per_job = args.seeds_per_job or config["seeds_per_job"]
+    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
+    grand = 0.0
+    for fid in args.ids or sorted(registry):
+        fig = pipeline.resolve(registry[fid], args.scale, config["scales"])
+        runs = pipeline.figure_runs(fig, per_job)
+        secs, found = 0.0, 0
+        for f in runs:
+            m = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f)
+            log = f"results/{args.scale}/logs/simulate/{m.group(1)}-{m.group(2)}-{m.group(3)}.log"
+            if os.path.exists(log):
+                hit = re.search(r"done in ([0-9.]+) s", open(log).read())
+                if hit:
+                    secs += float(hit.group(1))
+                    found += 1
+        grand += secs
+        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {found:7d} {secs:9.1f}")
+    print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
 
 
 def main(argv=None):
@@ -153,8 +185,15 @@ def main(argv=None):
     r = sub.add_parser("report")
     common(r)
     r.add_argument("--ids", nargs="*", default=None)
+    r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_report)
+
+    tm = sub.add_parser("timings", help="CPU time of each figure's simulate jobs, from their logs")
+    common(tm)
+    tm.add_argument("--ids", nargs="*", default=None)
+    tm.add_argument("--seeds-per-job", type=int, default=None)
+    tm.set_defaults(fn=cmd_timings)
 
     args = p.parse_args(argv)
     args.fn(args)

@@ -9,7 +9,6 @@ instance and reward noise.  Prop. 2 says the two action sequences coincide.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .agents.linear import EnsembleSampling, bmv
 from .environments import ENVIRONMENTS
@@ -31,10 +30,10 @@ class _RecordingES(EnsembleSampling):
 
 
 def coupled_es_phe(seeds, env: dict, horizon: int = 1000, lam: float = 1.0, perturbation: str = "gaussian",
-                   scale: float = 0.5, init: str = "gaussian", tie_tol: float = 1e-9) -> pd.DataFrame:
+                   scale: float = 0.5, init: str = "gaussian", tie_tol: float = 1e-9) -> dict:
     """Per seed: first round where ES(m = T, round robin) and naive Alg. 2 pick different arms.
 
-    Columns: seed, t (= T), first_mismatch (T + 1 when none), near_tie (whether the naive
+    Returns numpy columns: seed, t (= T), first_mismatch (T + 1 when none), near_tie (whether the naive
     form's top-2 score gap was below ``tie_tol`` there), regret_es, regret_phe.
     """
     T = int(horizon)
@@ -76,7 +75,7 @@ def coupled_es_phe(seeds, env: dict, horizon: int = 1000, lam: float = 1.0, pert
             hist_y.append(float(r[0]))
         rows.append({"seed": seed, "t": T, "first_mismatch": first, "near_tie": near,
                      "regret_es": reg_es, "regret_phe": reg_phe})
-    return pd.DataFrame(rows)
+    return {key: np.array([row[key] for row in rows]) for key in rows[0]}
 
 
 EXPERIMENTS = {"coupled_es_phe": coupled_es_phe}

@@ -163,7 +163,7 @@ def seed_blocks(n_seeds: int, per_job: int):
 
 
 def run_file(scale: str, key: str, start: int, end: int) -> str:
-    return f"results/{scale}/runs/{key}/seeds-{start}-{end}.parquet"
+    return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"
 
 
 def figure_runs(fig: dict, per_job: int) -> list:

@@ -59,7 +59,7 @@ def provenance(scale: str) -> str:
             f"ensemble_bandits {__version__} (algorithms v{ALGORITHMS_VERSION}).")
 
 
-def report_markdown(scale: str, figures: list) -> str:
+def report_markdown(scale: str, figures: list, skipped=()) -> str:
     """``figures``: dicts with id, paper, title, caption, seeds, horizon, choices, claims (results)."""
     counts = {}
     for f in figures:
@@ -72,6 +72,8 @@ def report_markdown(scale: str, figures: list) -> str:
            "Paired differences are across seeds (same instance and reward noise for every method); "
            "intervals are 95 % Student-t intervals. A claim marked *not reproduced* failed its check at "
            "this scale; *inconclusive* means the interval does not decide it.", ""]
+    if skipped:
+        out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
     for paper in PAPERS:
         figs = [f for f in figures if f["paper"] == paper]
         if not figs:

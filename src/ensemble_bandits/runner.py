@@ -16,7 +16,6 @@ import sys
 import time
 
 import numpy as np
-import pandas as pd
 
 from .agents import AGENTS
 from .environments import ENVIRONMENTS
@@ -95,24 +94,23 @@ def _run_batch(cell: dict, seeds, cps, progress=None):
     return out
 
 
-def simulate(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
-             verbose: bool = False) -> pd.DataFrame:
-    """Simulate ``cell`` for ``seeds``; returns the long table (seed, t, regret, ..., seconds).
+def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
+                     verbose: bool = False) -> dict:
+    """Simulate ``cell`` for ``seeds``: the long table (seed, t, regret, ..., seconds) as numpy columns.
 
     ``seconds`` is the wall time of the seed's batch divided by its size (batched) or the
     seed's own wall time when the cell asks for ``timing: unbatched``.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:
-        spec = dict(cell["experiment"])
-        return _construct("experiment", EXPERIMENTS, spec, seeds)
+        return _construct("experiment", EXPERIMENTS, dict(cell["experiment"]), seeds)
     T = int(cell["horizon"])
     cps = checkpoints(T)
     unbatched = cell.get("timing") == "unbatched" if unbatched is None else unbatched
     size = 1 if unbatched else (max_batch or batch_size(cell, len(seeds)))
     if unbatched:   # warm caches and lazy imports so that the first timed run is not penalised
         _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)))
-    frames = []
+    parts = []
     for start in range(0, len(seeds), size):
         block = seeds[start:start + size]
         progress = None
@@ -124,14 +122,21 @@ def simulate(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | 
         res = _run_batch(cell, block, cps, progress)
         secs = (time.perf_counter() - t0) / len(block)
         n = len(cps)
-        frame = {"seed": np.repeat(block, n), "t": np.tile(cps, len(block))}
+        cols = {"seed": np.repeat(np.asarray(block, dtype=np.int64), n), "t": np.tile(cps, len(block))}
         for key, val in res.items():
-            frame[key] = val.T.reshape(-1)
-        frame["seconds"] = secs
-        frames.append(pd.DataFrame(frame))
-    return pd.concat(frames, ignore_index=True)
+            cols[key] = val.T.reshape(-1)
+        cols["seconds"] = np.full(n * len(block), secs)
+        parts.append(cols)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def final(df: pd.DataFrame) -> pd.DataFrame:
+def simulate(cell: dict, seeds, **kw):
+    """:func:`simulate_columns` as a pandas DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(simulate_columns(cell, seeds, **kw))
+
+
+def final(df):
     """Rows of the last checkpoint of each seed."""
     return df[df["t"] == df["t"].max()]

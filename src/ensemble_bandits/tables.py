@@ -11,14 +11,13 @@ import re
 import tempfile
 
 import numpy as np
-import pandas as pd
 
 from .pipeline import figure_runs
 
-_RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.parquet$")
+_RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.npz$")
 
 
-def write_atomic(df: pd.DataFrame, path) -> None:
+def write_atomic(df, path) -> None:
     """Write parquet through a temp file and rename, so a half-written file never looks done."""
     path = str(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -32,16 +31,36 @@ def write_atomic(df: pd.DataFrame, path) -> None:
             os.remove(tmp)
 
 
-def read_run(path) -> pd.DataFrame:
-    """A cached run file, with a clear error when it is unreadable (delete it to recompute)."""
+def write_columns_atomic(columns: dict, path) -> None:
+    """Write a run file: numpy columns in an .npz archive (numpy alone, so a simulation job starts
+    fast), through a temp file and a rename."""
+    path = str(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
     try:
-        return pd.read_parquet(path)
-    except Exception as err:  # noqa: BLE001 - any parquet failure means a corrupt cache entry
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **columns)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def read_run(path):
+    """A cached run file as a DataFrame, with a clear error when it is unreadable (delete it)."""
+    import pandas as pd
+
+    try:
+        with np.load(path) as data:
+            return pd.DataFrame({k: data[k] for k in data.files})
+    except Exception as err:  # noqa: BLE001 - any failure to read means a corrupt cache entry
         raise RuntimeError(f"cached result {path} is unreadable ({err}); delete it and rerun") from None
 
 
-def figure_table(fig: dict, per_job: int, files=None) -> pd.DataFrame:
+def figure_table(fig: dict, per_job: int, files=None):
     """The long table of a resolved simulation figure."""
+    import pandas as pd
+
     files = files or figure_runs(fig, per_job)
     by_key = {}
     for f in files:
@@ -64,14 +83,14 @@ def figure_table(fig: dict, per_job: int, files=None) -> pd.DataFrame:
     return table
 
 
-def final_rows(table: pd.DataFrame) -> pd.DataFrame:
+def final_rows(table):
     """Rows at the last checkpoint of each (panel, curve)."""
     last = table.groupby(["panel", "curve"])["t"].transform("max")
     return table[table["t"] == last]
 
 
-def min_ensemble_size(table: pd.DataFrame, baseline: str = "TS", threshold: float = 0.02,
-                      x: str = "d", group: str = "n_arms", size: str = "M") -> pd.DataFrame:
+def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
+                      x: str = "d", group: str = "n_arms", size: str = "M"):
     """Ensemble++ F-minM: smallest M such that it and every larger M on the grid satisfy
     |R(Ensemble++(M), T) - R(TS, T)| / T <= threshold (mean regrets over the paired seeds)."""
     fin = final_rows(table)
@@ -87,10 +106,12 @@ def min_ensemble_size(table: pd.DataFrame, baseline: str = "TS", threshold: floa
         rows.append({x: first[x], group: first[group], "M_min": float(passing[0]) if passing else np.nan,
                      "M_max_tried": float(means.index.max()), "ts_regret": ts, "T": T,
                      "panel": panel})
+    import pandas as pd
+
     return pd.DataFrame(rows)
 
 
-def timing_table(table: pd.DataFrame) -> pd.DataFrame:
+def timing_table(table):
     """Mean wall time per run by curve (unbatched timing runs and batched runs side by side)."""
     fin = final_rows(table)
     out = fin.groupby(["panel", "curve"], sort=False).agg(

@@ -12,13 +12,15 @@ rule report_all:
         "figures/{scale}/REPORT.md",
     params:
         scales=scales_json(),
+        ids=" ".join(IDS),
+        skipped=" ".join(SKIPPED),
     log:
         "results/{scale}/logs/report.log",
     conda:
         "../envs/pipeline.yaml"
     shell:
         "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
-        "--out {output} 2> {log}"
+        "--ids {params.ids} --skipped {params.skipped} --out {output} 2> {log}"
 
 
 rule report_paper:

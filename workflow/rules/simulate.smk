@@ -4,7 +4,7 @@
 
 rule simulate:
     output:
-        "results/{scale}/runs/{key}/seeds-{start}-{end}.parquet",
+        "results/{scale}/runs/{key}/seeds-{start}-{end}.npz",
     params:
         cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
         algorithms=ALGORITHMS_VERSION,
