@@ -15,7 +15,8 @@ import yaml
 from ensemble_bandits import claims, pipeline, report, runner, theory
 from ensemble_bandits.pipeline import RegistryError
 from ensemble_bandits.static_tables import STATIC_TABLES
-from ensemble_bandits.tables import figure_table, final_rows, min_ensemble_size, timing_table, write_atomic
+from ensemble_bandits import tables
+from ensemble_bandits.tables import figure_table, final_rows, min_ensemble_size, timing_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
@@ -215,7 +216,9 @@ def test_resolve_experiment_cells():
     s = [s for s in fig["series"] if s["curve"] == "coupled"][0]
     assert s["cell"] == {"experiment": {"name": "coupled_es_phe", "lam": 1.0,
                                         "env": {"name": "env", "d": 2, "n_arms": 10}, "horizon": 300}}
-    assert s["seeds"] == 20
+    assert s["seeds"] == 4                      # a curve's own seed count is capped by the scale
+    paper = [s for s in pipeline.resolve(e, "paper", CAPS)["series"] if s["curve"] == "coupled"][0]
+    assert paper["seeds"] == 20 and paper["cell"]["experiment"]["horizon"] == 2000
 
 
 def test_unknown_scale():
@@ -350,11 +353,12 @@ def test_seed_blocks_shared_between_seed_counts():
 def test_figure_runs():
     fig = {"scale": "smoke", "series": [{"key": "aaaaaaaaaaaa", "seeds": 5}, {"key": "bbbbbbbbbbbb", "seeds": 2},
                                         {"key": "aaaaaaaaaaaa", "seeds": 3}]}
-    assert pipeline.figure_runs(fig, 2) == [
-        "results/smoke/runs/aaaaaaaaaaaa/seeds-0-2.parquet", "results/smoke/runs/aaaaaaaaaaaa/seeds-2-4.parquet",
-        "results/smoke/runs/aaaaaaaaaaaa/seeds-4-5.parquet", "results/smoke/runs/bbbbbbbbbbbb/seeds-0-2.parquet",
-        "results/smoke/runs/aaaaaaaaaaaa/seeds-2-3.parquet"]
-    assert pipeline.run_file("paper", "k", 0, 50) == "results/paper/runs/k/seeds-0-50.parquet"
+    a, b = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
+    assert pipeline.figure_runs(fig, 2) == [pipeline.run_file("smoke", k, *blk) for k, blk in [
+        (a, (0, 2)), (a, (2, 4)), (a, (4, 5)), (b, (0, 2)), (a, (2, 3))]]
+    path = pipeline.run_file("paper", "k", 0, 50)
+    assert path.startswith("results/paper/runs/k/seeds-0-50.")
+    assert tables._RUN.search(pipeline.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
 
 
 # ---------------------------------------------------------------------------------------
@@ -537,11 +541,19 @@ def fake_figure():
     ]}
 
 
+def write_run_file(df, path):
+    """A run file in the format its name says (as the simulate rule writes it)."""
+    if str(path).endswith(".npz"):
+        tables.write_columns_atomic({c: df[c].to_numpy() for c in df.columns}, path)
+    else:
+        tables.write_atomic(df, path)
+
+
 def write_runs(root, per_job=2):
     fig = fake_figure()
     for f in pipeline.figure_runs(fig, per_job):
         a, b = map(int, re.search(r"seeds-(\d+)-(\d+)", f).groups())
-        write_atomic(run_frame(range(a, b), offset=100.0 if K2 in f else 0.0), root / f)
+        write_run_file(run_frame(range(a, b), offset=100.0 if K2 in f else 0.0), root / f)
     return fig
 
 
@@ -549,7 +561,7 @@ def test_figure_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
     assert sorted(p.name for p in (tmp_path / "results/smoke/runs" / K1).iterdir()) == [
-        "seeds-0-2.parquet", "seeds-2-4.parquet"]
+        Path(pipeline.run_file("smoke", K1, 0, 2)).name, Path(pipeline.run_file("smoke", K1, 2, 4)).name]
     table = figure_table(fig, 2)
     assert {"panel", "curve", "seed", "t", "regret", "seconds", "d", "M", "ref"} <= set(table.columns)
     assert list(table.columns[:2]) == ["panel", "curve"]
@@ -561,15 +573,15 @@ def test_figure_table(tmp_path, monkeypatch):
     assert table[table["curve"] == "A"]["M"].isna().all()
     assert sorted(table["d"].unique()) == [5, 7]
     # the same table from an explicit file list (files may hold more seeds than a series uses)
-    files = sorted(str(p) for p in (tmp_path / "results").rglob("*.parquet"))
+    files = sorted(str(p) for p in (tmp_path / "results").rglob("seeds-*"))
     pd.testing.assert_frame_equal(figure_table(fig, 2, files=files).sort_values(["panel", "curve", "seed", "t"])
                                   .reset_index(drop=True),
                                   table.sort_values(["panel", "curve", "seed", "t"]).reset_index(drop=True))
 
 
 def test_figure_table_drops_extra_seeds(tmp_path):
-    path = tmp_path / "results/smoke/runs" / K1 / "seeds-0-50.parquet"
-    write_atomic(run_frame(range(10)), path)
+    path = tmp_path / pipeline.run_file("smoke", K1, 0, 50)
+    write_run_file(run_frame(range(10)), path)
     fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": {}, "key": K1}]}
     table = figure_table(fig, 50, files=[path])
     assert sorted(table["seed"].unique()) == [0, 1, 2]
@@ -578,10 +590,11 @@ def test_figure_table_drops_extra_seeds(tmp_path):
 def test_figure_table_unreadable_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
-    bad = tmp_path / "results/smoke/runs" / K2 / "seeds-2-3.parquet"
+    name = pipeline.run_file("smoke", K2, 2, 3)
+    bad = tmp_path / name
     data = bad.read_bytes()
     bad.write_bytes(data[: len(data) // 2])
-    with pytest.raises(RuntimeError, match=re.escape(f"runs/{K2}/seeds-2-3.parquet")):
+    with pytest.raises(RuntimeError, match=re.escape(name)):
         figure_table(fig, 2)
 
 

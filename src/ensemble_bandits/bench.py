@@ -6,7 +6,8 @@
 1. microseconds per (instance, round) of LinTS, LinPHE (a = 1) and linear Ensemble++ (M = 16)
    at d = 20, K = 100 with 100 seeds batched (median of repeats), and the cost growth with t;
 2. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
-3. the epp-fig8 grid at paper scale: timed on a sample of rounds per (setting, M), extrapolated.
+3. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
+   rounds, extrapolated to the paper's seeds and horizon.
 """
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ AGENTS = {
     "Ensemble++ (M = 16)": {"name": "ensemble_pp", "M": 16, "reference": "gaussian", "perturbation": "sphere",
                             "prior_var": 1.0, "noise_sd": 0.5},
 }
+
+
+GRIDS = {"epp-fig8 grid (8a-e share runs)": ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"],
+         "epp-fig2b grid": ["epp-fig2b"]}
 
 
 def per_step(agent: dict, seeds: int = 100, horizon: int = 2000, repeats: int = 3, d: int = 20, K: int = 100):
@@ -68,26 +73,26 @@ def phe_fig1_paper() -> float:
     return time.perf_counter() - t0
 
 
-def epp_fig8_estimate(sample_seeds: int = 10, sample_rounds: int = 60):
-    """Seconds for the paper-scale epp-fig8 grid (a-e share runs), from timed samples."""
-    cells = {}
-    seeds = 0
-    for fid in ("epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"):
+def estimate(fids, sample_seeds: int = 10, sample_rounds: int = 60):
+    """CPU seconds of the paper-scale cells of ``fids`` (shared cells once), extrapolated from
+    timed samples of ``sample_rounds`` rounds (constant cost per round assumed)."""
+    cells, seeds = {}, {}
+    for fid in fids:
         fig, c = figure_cells(fid)
         cells.update(c)
-        seeds = fig["seeds"]
-    cost = {}
-    total = 0.0
+        for s in fig["series"]:
+            seeds[s["key"]] = max(seeds.get(s["key"], 0), s["seeds"])
+    cost, total = {}, 0.0
     for key, cell in cells.items():
         env, agent = cell["env"], cell["agent"]
-        kind = (tuple(sorted(env.items())), agent["name"], agent.get("M"), agent.get("reference"), agent.get("perturbation"))
+        kind = (tuple(sorted(env.items())), tuple(sorted((k, str(v)) for k, v in agent.items())))
         if kind not in cost:
             c = dict(cell, horizon=sample_rounds)
             t0 = time.perf_counter()
             _run_batch(c, list(range(sample_seeds)), checkpoints(sample_rounds))
             cost[kind] = (time.perf_counter() - t0) / (sample_seeds * sample_rounds)
-        total += cost[kind] * seeds * cell["horizon"]
-    return total, len(cells), seeds
+        total += cost[kind] * seeds[key] * cell["horizon"]
+    return total, len(cells), max(seeds.values())
 
 
 def main(argv=None):
@@ -107,10 +112,11 @@ def main(argv=None):
     print("\n2. phe-fig1 at paper scale (18 cells x 100 seeds x 10,000 rounds), one core:", flush=True)
     wall = phe_fig1_paper()
     print(f"   total {wall:.0f} s on one core (about {wall / 2:.0f} s with 2 parallel jobs)")
-    print("\n3. epp-fig8 grid at paper scale (figures 8a-e share runs):", flush=True)
-    total, n, seeds = epp_fig8_estimate()
-    print(f"   {n} cells x {seeds} seeds x 1000 rounds: estimated {total / 3600:.1f} CPU-hours "
-          f"({total / 3600 / 32:.2f} h on 32 cores), extrapolated from timed samples of 60 rounds")
+    for n, (label, fids) in enumerate(GRIDS.items(), start=3):
+        print(f"\n{n}. {label} at paper scale:", flush=True)
+        total, cells, seeds = estimate(fids)
+        print(f"   {cells} cells x up to {seeds} seeds x 1000 rounds: estimated {total / 3600:.1f} CPU-hours "
+              f"({total / 3600 / 32:.2f} h on 32 cores), from timed samples of 60 rounds", flush=True)
 
 
 if __name__ == "__main__":

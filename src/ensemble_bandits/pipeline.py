@@ -35,22 +35,26 @@ def load_yaml(path) -> dict:
         return yaml.safe_load(fh) or {}
 
 
-def load_registry(config_dir="config", schema_path="workflow/schemas/registry.schema.yaml") -> dict:
-    """All figure entries of config/figures/*.yaml, validated against the registry schema."""
+def load_registry(config_dir="config", schema_path=None) -> dict:
+    """All figure entries of config/figures/*.yaml, validated against the registry schema
+    (default: workflow/schemas/registry.schema.yaml next to ``config_dir``)."""
     import jsonschema
 
-    schema = load_yaml(schema_path) if Path(schema_path).exists() else None
+    if schema_path is None:
+        schema_path = Path(config_dir).resolve().parent / "workflow" / "schemas" / "registry.schema.yaml"
+    if not Path(schema_path).exists():
+        raise RegistryError(f"registry schema not found at {schema_path}")
+    schema = load_yaml(schema_path)
     registry = {}
     for path in sorted(Path(config_dir, "figures").glob("*.yaml")):
         for fid, entry in load_yaml(path).items():
             if fid in registry:
                 raise RegistryError(f"figure id {fid!r} defined twice (second time in {path})")
-            if schema is not None:
-                try:
-                    jsonschema.validate(entry, schema)
-                except jsonschema.ValidationError as err:
-                    where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
-                    raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
+            try:
+                jsonschema.validate(entry, schema)
+            except jsonschema.ValidationError as err:
+                where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
+                raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
             entry = dict(entry)
             entry["id"] = fid
             entry.setdefault("paper", fid.split("-")[0])
@@ -133,7 +137,8 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
             continue
         curve = substitute(curve, panel["vars"])          # curves may use panel grid variables
         labels[i].append(curve["label"])
-        horizon = int(curve.get("horizon", panel.get("horizon", s["horizon"])))
+        # a curve or panel may ask for fewer seeds / rounds than the figure; scale caps still apply
+        horizon = min(int(curve.get("horizon", panel.get("horizon", s["horizon"]))), s["horizon"])
         if "experiment" in curve:
             cell = {"experiment": dict(curve["experiment"], env=panel["env"], horizon=horizon)}
         else:
@@ -142,7 +147,8 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
             if timing == "unbatched":
                 cell["timing"] = "unbatched"
         series.append({"panel": panel["label"], "curve": curve["label"], "vars": {**panel["vars"], **curve["vars"]},
-                       "seeds": int(curve.get("seeds", s["seeds"])), "cell": cell, "key": cell_key(cell)})
+                       "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
+                       "key": cell_key(cell)})
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
             "panels": _unique(p["label"] for p in panels), "curves": _unique(lab for labs in labels for lab in labs),
             "series": series}
