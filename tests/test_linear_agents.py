@@ -468,3 +468,13 @@ def test_bad_environment_values():
 def test_registry_is_complete():
     assert set(AGENTS) >= {"lints", "linucb", "egreedy", "linphe", "glinphe", "ensemble_sampling", "ensemble_pp"}
     assert AGENTS["ensemble_pp"] is EnsemblePlusPlus
+
+
+def test_sphere_action_is_a_uniform_direction_where_theta_is_zero():
+    """Coordinate reference x coordinate perturbation with M >> d leaves A with zero columns, so
+    theta = 0 happens; the action must still be a unit vector (no NaN regret)."""
+    cell = {"env": {"name": "compact_sphere", "d": 4},
+            "agent": {"name": "ensemble_pp", "M": 256, "reference": "coordinate", "perturbation": "coordinate"},
+            "horizon": 60}
+    df = runner.simulate(cell, range(4))
+    assert np.isfinite(df["regret"]).all() and (df["regret"] >= -1e-9).all()

@@ -45,13 +45,22 @@ class LinearAgent:
         self.sphere = env.action_space == "sphere"
         self.streams = Streams(seeds, f"agent/{self.name}")
         self.rows = np.arange(self.B)
-        if not self.sphere:
+        if self.sphere:
+            self.fallback = self.streams("zero_theta_direction", "normal")
+        else:
             self.jitter = TIEBREAK * self.streams.per_seed("tiebreak", lambda g: g.random(env.K))
 
     def greedy(self, theta: np.ndarray) -> np.ndarray:
-        """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere)."""
+        """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere; a uniformly random
+        direction where theta = 0, as in the Ensemble++ authors' code)."""
         if self.sphere:
-            return theta / np.linalg.norm(theta, axis=1, keepdims=True)
+            direction = self.fallback.take(self.d)          # drawn every round: fixed consumption
+            norm = np.linalg.norm(theta, axis=1, keepdims=True)
+            zero = norm[:, 0] == 0.0
+            if zero.any():
+                theta = np.where(zero[:, None], direction, theta)
+                norm = np.linalg.norm(theta, axis=1, keepdims=True)
+            return theta / norm
         return np.argmax(self.env.scores(theta) + self.jitter, axis=1)
 
 
