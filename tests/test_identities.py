@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from helpers import run_history
 from ensemble_bandits import distributions as dist
 from ensemble_bandits import experiments, runner
 from ensemble_bandits.agents.linear import AGENTS, EnsemblePlusPlus
@@ -98,16 +99,9 @@ def test_ensemble_pp_ridge_view(init, perturbation, noise_sd, monkeypatch):
     zs = []
     real = dist.perturbation
     monkeypatch.setattr(dist, "perturbation", lambda *a: zs.append(real(*a)) or zs[-1])
-    X, Y = [], []
-    for t in range(1, T + 1):
-        a = agent.select(t)
-        x = env.chosen(a)
-        r, _ = env.step(a)
-        agent.update(t, a, x, r)
-        X.append(x.copy())
-        Y.append(r.copy())
+    X, Y = run_history(agent, env, T)
     assert len(zs) == T
-    X, Y, Z = np.stack(X, 1), np.stack(Y, 1), np.stack(zs, 1)            # (B,T,d) (B,T) (B,T,M)
+    Z = np.stack(zs, 1)                                                   # (B,T,d) (B,T) (B,T,M)
     d = env.d
     for b in range(len(seeds)):
         Sigma0 = pv * np.eye(d)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import run_history
 from ensemble_bandits import runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import EnsemblePlusPlus, EnsembleSampling, sherman_morrison
@@ -172,16 +173,7 @@ def test_sherman_morrison_matches_inverse():
         assert np.linalg.norm(inv - direct) / np.linalg.norm(direct) < 1e-10
 
 
-def _history(agent, env, T):
-    X, Y = [], []
-    for t in range(1, T + 1):
-        a = agent.select(t)
-        x = env.chosen(a)
-        r, _ = env.step(a)
-        agent.update(t, a, x, r)
-        X.append(x.copy())
-        Y.append(np.asarray(r).copy())
-    return np.stack(X, axis=1), np.stack(Y, axis=1)        # (B, T, d), (B, T)
+_history = run_history
 
 
 def _rel(a, b):
