@@ -98,10 +98,10 @@ def lines_theory(settings=LINES_SETTINGS) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 # Ensemble++ (epp-tab1/4, epp-tab2, epp-tab3, epp-tab5)
 
-RHO_T1 = {"gaussian": "O(√M ∧ √log|𝒳|)", "sphere": "O(√M ∧ √log|𝒳|)", "cube": "O(√M ∧ √log|𝒳|)",
+RHO_T1 = {"gaussian": "O(√M ∧ √log|X|)", "sphere": "O(√M ∧ √log|X|)", "cube": "O(√M ∧ √log|X|)",
           "coordinate": "O(√M)"}
 RHO_T4 = {"gaussian": "ρ1 ∧ ρ3", "sphere": "ρ2 ∧ ρ3", "cube": "ρ2 ∧ ρ3", "coordinate": "ρ2", "sparse": "ρ2"}
-RHO_T4_NOTE = "ρ1 = O(√(M log(M/δ))), ρ2 = O(√M), ρ3 = O(√log(|𝒳|/δ))"
+RHO_T4_NOTE = "ρ1 = O(√(M log(M/δ))), ρ2 = O(√M), ρ3 = O(√log(|X|/δ))"
 P_ZETA_LABEL = {"gaussian": "Gaussian N(0, I_M)", "sphere": "Sphere √M·U(𝕊^{M−1})", "cube": "Cube U({±1}^M)",
                 "coordinate": "Coordinate U({±√M e_i})", "sparse": "Sparse"}
 P_ZETA_PAPER = {"gaussian": "1/(4√(eπ)) ≈ 0.0856", "sphere": "1/2 − e^{1/12}/√(2π) (paper: ≈ 0.0668)",
@@ -168,13 +168,13 @@ def epp_table4(Ms=(16,), n: int = 200_000, seed: int = 0) -> pd.DataFrame:
 def epp_table2() -> pd.DataFrame:
     """Table 2: regret bounds and ensemble sizes in linear bandits (static)."""
     rows = [
-        ("Linear TS", "O(d^{3/2}√T log T)", "O(d^{3/2}√T log T)", "O(d√(T log|𝒳|) log T)",
-         "O(d√(T log|𝒳|) log T)", "N/A"),
-        ("Qin et al. 2022", "N/A", "N/A", "O(√(dT log|𝒳|) log(|𝒳|T/d))", "N/A", "Ω(|𝒳|T)"),
+        ("Linear TS", "O(d^{3/2}√T log T)", "O(d^{3/2}√T log T)", "O(d√(T log|X|) log T)",
+         "O(d√(T log|X|) log T)", "N/A"),
+        ("Qin et al. 2022", "N/A", "N/A", "O(√(dT log|X|) log(|X|T/d))", "N/A", "Ω(|X|T)"),
         ("Janz et al. 2024", "O((d log T)^{5/2}√T)", "O((d log T)^{5/2}√T)", "N/A", "N/A", "Θ(d log T)"),
-        ("Lee & Oh 2024", "N/A", "N/A", "O(d^{3/2}√T (log T)^{3/2})", "N/A", "Ω(|𝒳| log T)"),
-        ("Ensemble++", "O(d^{3/2}√T (log T)^{3/2})", "O(d^{3/2}√T (log T)^{3/2})", "O(d√(T log|𝒳|) log T)",
-         "O(d√(T log|𝒳|) log T)", "Θ(d log T)"),
+        ("Lee & Oh 2024", "N/A", "N/A", "O(d^{3/2}√T (log T)^{3/2})", "N/A", "Ω(|X| log T)"),
+        ("Ensemble++", "O(d^{3/2}√T (log T)^{3/2})", "O(d^{3/2}√T (log T)^{3/2})", "O(d√(T log|X|) log T)",
+         "O(d√(T log|X|) log T)", "Θ(d log T)"),
     ]
     return pd.DataFrame(rows, columns=["Method", "Inv. & Compact", "Var. & Compact", "Inv. & Finite",
                                        "Var. & Finite", "Ensemble size"])
