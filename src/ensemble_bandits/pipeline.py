@@ -154,6 +154,27 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
             "series": series}
 
 
+def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
+    """Names in a resolved figure, checked before any job runs: each cell's agent, environment,
+    distributions and hyper-parameter keys, and the curves and panels its claims name (at paper
+    scale).  Raises RegistryError naming the figure, the curve and the cause."""
+    from .runner import check_cell
+
+    for s in fig["series"]:
+        try:
+            check_cell(s["cell"])
+        except ValueError as err:
+            raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}, curve {s['curve']!r}: {err}") from None
+    if entry.get("claims"):
+        from .claims import validate_names
+
+        paper = resolve(entry, "paper", defaults)
+        try:
+            validate_names(entry, paper["curves"], paper["panels"])
+        except ValueError as err:
+            raise RegistryError(str(err)) from None
+
+
 def _unique(labels):
     seen = []
     for lab in labels:

@@ -22,7 +22,8 @@ from .environments import ENVIRONMENTS
 from .experiments import EXPERIMENTS
 
 
-def _construct(kind: str, registry: dict, spec: dict, *args):
+def _checked(kind: str, registry: dict, spec: dict, n_args: int):
+    """The class named by ``spec`` and its hyper-parameters, or a ValueError naming the cause."""
     spec = dict(spec)
     name = spec.pop("name", None)
     if name not in registry:
@@ -31,11 +32,39 @@ def _construct(kind: str, registry: dict, spec: dict, *args):
     params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
     # the leading parameters are filled positionally by ``args`` (seeds; or env, seeds, horizon);
     # the rest are hyper-parameters (an experiment's own ``env`` and ``horizon`` among them)
-    allowed = [p for p in params if p != "self"][len(args):]
+    allowed = [p for p in params if p != "self"][n_args:]
     bad = [k for k in spec if k not in allowed]
     if bad:
         raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
+    return cls, spec
+
+
+def _construct(kind: str, registry: dict, spec: dict, *args):
+    cls, spec = _checked(kind, registry, spec, len(args))
     return cls(*args, **spec)
+
+
+def check_cell(cell: dict) -> None:
+    """Names and hyper-parameter keys of a cell, checked without simulating (the workflow calls this
+    while building its job graph, so a registry typo fails before any job runs)."""
+    from . import distributions as dist
+
+    if "experiment" in cell:
+        exp = dict(cell["experiment"])
+        _checked("experiment", EXPERIMENTS, exp, 1)
+        _checked("environment", ENVIRONMENTS, exp.get("env", {}), 1)
+        agent = exp
+    else:
+        _checked("environment", ENVIRONMENTS, cell["env"], 1)
+        _checked("agent", AGENTS, cell["agent"], 3)
+        agent = cell["agent"]
+    if agent.get("name") == "ensemble_pp":
+        families = {"reference": dist.VECTOR_FAMILIES, "perturbation": dist.VECTOR_FAMILIES}
+    else:
+        families = {"perturbation": dist.SCALAR_FAMILIES, "init": dist.INIT_FAMILIES}
+    for key, known in families.items():
+        if isinstance(agent.get(key), str):
+            dist.check_name(agent[key], known)
 
 
 def make_env(spec: dict, seeds):

@@ -37,9 +37,11 @@ def figure(scale, fid):
         raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(ALL_IDS)}")
     if (scale, fid) not in _RESOLVED:
         try:
-            _RESOLVED[scale, fid] = pipeline.resolve(REGISTRY[fid], scale, config["scales"])
-        except pipeline.RegistryError as err:
-            raise WorkflowError(str(err))
+            _RESOLVED[scale, fid] = fig = pipeline.resolve(REGISTRY[fid], scale, config["scales"])
+            pipeline.check_figure(REGISTRY[fid], fig, config["scales"])
+        except (pipeline.RegistryError, ValueError) as err:
+            _RESOLVED.pop((scale, fid), None)
+            raise WorkflowError(f"invalid figure registry: {err}")
     return _RESOLVED[scale, fid]
 
 
