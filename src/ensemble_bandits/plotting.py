@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import textwrap
 import warnings
 from pathlib import Path
@@ -34,6 +32,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib import patches  # noqa: E402
+
+from .atomic import atomic_write  # noqa: E402
 
 KINDS = (
     "regret_curves",
@@ -368,22 +368,8 @@ def _finish(fig, spec: dict, kind: str, footer: str):
 
 
 def _atomic_write(path, write):
-    """Call write(tmp_path) on a temp file in path's directory, then os.replace onto path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix or ".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    return str(path)
+    """Atomic write with the target's suffix (matplotlib infers the format from it)."""
+    return atomic_write(path, write, suffix=Path(path).suffix or ".tmp")
 
 
 def save_figure(fig, out_pdf=None, out_png=None) -> dict:

@@ -6,9 +6,9 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 
 from . import ALGORITHMS_VERSION, __version__
+from .atomic import atomic_write
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -20,12 +20,11 @@ ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", 
 
 
 def write_text_atomic(text: str, path) -> None:
-    path = str(path)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    def write(tmp):
+        with open(tmp, "w") as fh:
+            fh.write(text)
+
+    atomic_write(path, write)
 
 
 def rst_escape(text: str) -> str:

@@ -6,44 +6,29 @@ table a plot needs (the minimum ensemble size of Ensemble++, the run-time table)
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 
 import numpy as np
 
+from .atomic import atomic_write
 from .pipeline import figure_runs
 
 _RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.npz$")
 
 
 def write_atomic(df, path) -> None:
-    """Write parquet through a temp file and rename, so a half-written file never looks done."""
-    path = str(path)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
-    os.close(fd)
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    """Write a table as parquet, atomically (temp file + rename)."""
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def write_columns_atomic(columns: dict, path) -> None:
     """Write a run file: numpy columns in an .npz archive (numpy alone, so a simulation job starts
-    fast), through a temp file and a rename."""
-    path = str(path)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
+    fast), atomically."""
+    def write(tmp):
+        with open(tmp, "wb") as fh:
             np.savez(fh, **columns)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    atomic_write(path, write)
 
 
 def read_run(path):
