@@ -31,20 +31,13 @@ import pytest
 
 from ensemble_bandits import pipeline
 from ensemble_bandits.tables import read_run
+from helpers import copy_project, shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
 
 CHEAP = "results/smoke/tables/lines-gauss-ts.parquet"      # 2 cells x 4 seeds x 200 rounds
 SMOKE = ("--config", "scale=smoke")
-
-
-def _copy_project(dst: Path) -> Path:
-    dst.mkdir(parents=True, exist_ok=True)
-    for item in ("Snakefile", "config", "workflow", "notebooks"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
-    return dst
 
 
 def _snakemake(cwd, *args, cores=2, timeout=600):
@@ -102,7 +95,7 @@ def test_split_invariance_through_the_workflow(tmp_path):
     }
     rows = {}
     for name, (per_job, cores, targets) in runs.items():
-        project = _copy_project(tmp_path / name)
+        project = copy_project(tmp_path / name)
         _ok(_snakemake(project, *targets, "--config", "scale=smoke", f"seeds_per_job={per_job}", cores=cores))
         keys = _keys(project, "lines-gauss-ts")
         n_files = {k: len(glob.glob(str(project / f"results/smoke/runs/{k}/seeds-*.npz"))) for k in keys.values()}
@@ -136,7 +129,7 @@ def test_kill_and_resume(tmp_path):
     a rename, so a killed job leaves no file under the final name for Snakemake to call incomplete
     (passing it does no harm).
     """
-    project = _copy_project(tmp_path / "kill")
+    project = copy_project(tmp_path / "kill")
     target = ["results/smoke/tables/lines-msweep.parquet", "--config", "scale=smoke", "seeds_per_job=1"]
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=project,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -186,7 +179,7 @@ def test_kill_and_resume(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def test_minimal_recompute_after_a_hyper_parameter_edit(tmp_path):
-    project = _copy_project(tmp_path / "recompute")
+    project = copy_project(tmp_path / "recompute")
     args = ["figures/smoke/phe-fig1.pdf", "figures/smoke/phe-runtime.pdf", "--config", "scale=smoke",
             "seeds_per_job=4"]
     _ok(_snakemake(project, *args))
@@ -269,7 +262,7 @@ CORRUPT = ("corrupted cached run file", "a truncated `results/<scale>/runs/<key>
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    project = _copy_project(tmp_path_factory.mktemp("bad-input"))
+    project = copy_project(tmp_path_factory.mktemp("bad-input"))
     _ok(_snakemake(project, CHEAP, *SMOKE))
     return project
 
@@ -314,14 +307,88 @@ def test_corrupted_run_file_names_the_file_and_recomputes_once_deleted(built):
 
 
 # --------------------------------------------------------------------------------------------
+# 4b. bad data directories: one message naming the directory or file (with the expected SHA-256)
+# --------------------------------------------------------------------------------------------
+
+DATA_FIG = "figures/smoke/glmes-tab1.pdf"
+DATA_TABLE = "results/smoke/tables/glmes-tab1.parquet"
+MUSHROOM = "mushroom/agaricus-lepiota.data"
+MUSHROOM_SHA = "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e"
+
+
+def _no_data_dir(base: Path) -> Path:
+    return base / "no-such-dir"
+
+
+def _without_mushroom(base: Path) -> Path:
+    d = base / "data-missing"
+    shutil.copytree(shared_data_dir(), d)
+    os.chmod(d / "mushroom", 0o755)
+    (d / MUSHROOM).unlink()
+    return d
+
+
+def _corrupt_mushroom(base: Path) -> Path:
+    d = base / "data-corrupt"
+    shutil.copytree(shared_data_dir(), d)
+    os.chmod(d / MUSHROOM, 0o644)
+    with open(d / MUSHROOM, "ab") as f:
+        f.write(b"p,x,s,n,t,p,f,c,n,k,e,e,s,s,w,w,p,w,o,p,k,s,u\n")
+    return d
+
+
+# (case, what the user gives, how to make the directory, the message; <dir> = that directory)
+DATA_INPUTS = [
+    ("data directory missing", "`--config data_dir=<dir>` that does not exist", _no_data_dir,
+     "glmes-tab1 cannot be built: data directory <dir> does not exist (config data_dir=<dir>); it must hold "
+     "shuttle/shuttle.trn, shuttle/shuttle.tst, mushroom/agaricus-lepiota.data, adult/adult.data, adult/adult.test."),
+    ("data file missing", "`data_dir` without `mushroom/agaricus-lepiota.data`", _without_mushroom,
+     f"glmes-tab1 cannot be built: missing data file <dir>/{MUSHROOM} (dataset mushroom: Mushroom, UCI id 73; "
+     f"expected SHA-256 {MUSHROOM_SHA}); get it with `python -m ensemble_bandits.cli data fetch mushroom "
+     "--data-dir <dir>`"),
+    ("data checksum mismatch", "`data_dir` whose `mushroom/agaricus-lepiota.data` has an extra line",
+     _corrupt_mushroom,
+     f"glmes-tab1 cannot be built: data file <dir>/{MUSHROOM} has SHA-256 <got>, expected {MUSHROOM_SHA} "
+     "(dataset mushroom: Mushroom, UCI id 73, 373704 bytes; this file is 373750 bytes): it is corrupt or a "
+     "different version; replace it"),
+]
+
+
+@pytest.fixture(scope="module")
+def built_data(tmp_path_factory):
+    if not (shared_data_dir() / MUSHROOM).is_file():
+        pytest.skip(f"the datasets are not at {shared_data_dir()} (config data_dir)")
+    project = copy_project(tmp_path_factory.mktemp("bad-data"))
+    _ok(_snakemake(project, DATA_FIG, *SMOKE))
+    return project
+
+
+@pytest.mark.parametrize("case,given,make,message", DATA_INPUTS, ids=[b[0] for b in DATA_INPUTS])
+def test_bad_data_directory_fails_with_the_file_and_checksum(built_data, tmp_path, case, given, make, message):
+    table = built_data / DATA_TABLE
+    before = table.stat().st_mtime_ns
+    data_dir = make(tmp_path)
+    res = _snakemake(built_data, DATA_FIG, *SMOKE, f"data_dir={data_dir}")
+    assert res.returncode != 0
+    pattern = re.escape(message.replace("<dir>", str(data_dir))).replace(re.escape("<got>"), "[0-9a-f]{64}")
+    assert re.search(pattern, res.output), res.output[-4000:]
+    assert "Nothing was run or deleted; to build the rest without it: --config skip='[glmes-tab1]'" in res.output
+    assert "Traceback (most recent call last)" not in res.output
+    assert table.stat().st_mtime_ns == before                           # nothing computed was lost
+    # the good directory still works, and finds nothing to redo
+    again = _ok(_snakemake(built_data, "-n", DATA_FIG, *SMOKE))
+    assert "Nothing to be done" in again.output
+
+
+# --------------------------------------------------------------------------------------------
 # 5. README
 # --------------------------------------------------------------------------------------------
 
 def test_readme_lists_every_bad_input():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Reliability", 1)[1].split("\n## ", 1)[0]
-    for case, given, _, message in [*BAD_INPUTS, (*CORRUPT[:2], None, CORRUPT[2])]:
+    rows = [*BAD_INPUTS, (*CORRUPT[:2], None, CORRUPT[2]), *DATA_INPUTS]
+    for case, given, _, message in rows:
         row = next((line for line in section.splitlines() if line.startswith(f"| {case} |")), None)
         assert row is not None, case
         assert given in row and message.replace("|", "\\|") in row, (case, row)
-    assert "not yet: no figure in this release reads data" in section

@@ -1,13 +1,17 @@
 """The SLURM profile against a real scheduler: a single-node SLURM cluster (munged, slurmctld,
-slurmd, no accounting database) started on this machine by workflow/scripts/slurm_ci_up.sh.
+slurmd) started on this machine by workflow/scripts/slurm_ci_up.sh, once without an accounting
+database (status command squeue) and once with one (slurmdbd + MariaDB; the profile's default
+status command, sacct).
 
-Marked ``slurm`` (about 6-7 minutes on 2 cores): ``pytest -m slurm`` runs it alone,
+Marked ``slurm`` (about 7-8 minutes on 2 cores): ``pytest -m slurm`` runs it alone,
 ``pytest -m "not slurm"`` skips it.  Needs root (it installs the Debian packages slurmctld,
-slurmd, slurm-client and munge if missing, and starts the daemons); elsewhere it is skipped
-with the reason.  The daemons are always stopped at teardown (slurm_ci_down.sh, by PID).
+slurmd, slurm-client, munge, slurmdbd and mariadb-server if missing, and starts the daemons);
+elsewhere it is skipped with the reason.  The daemons are always stopped at teardown
+(slurm_ci_down.sh, by PID).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,44 +21,46 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "workflow" / "scripts"
 pytestmark = pytest.mark.slurm
 
-TARGETS = ["figures/smoke/phe-fig1.pdf", "figures/smoke/glmes-fig1a.pdf", "figures/smoke/phe-tab1.pdf"]
 CONFIG = ["--config", "scale=smoke", "seeds_per_job=2"]
-# Without an accounting database the plugin's default status command (sacct) fails and Snakemake
-# waits forever; squeue needs MinJobAge (300 s in slurm_ci_up.sh) >= 3 x the init seconds.
-SLURM_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "8", "--jobs", "4"]
+# first status poll 8 s after submission (the profile's 20 s suits a real cluster; a smoke job
+# takes ~6 s here).  squeue needs MinJobAge (300 s in slurm_ci_up.sh) >= 3 x this.
+FAST_POLL = ["--slurm-init-seconds-before-status-checks", "8", "--jobs", "4"]
 PROFILE_MAX_MEM_MB = 8000  # the largest mem_mb in workflow/profiles/slurm/config.yaml (aggregate)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A copy of the project and a running single-node SLURM cluster (stopped at teardown)."""
+@contextlib.contextmanager
+def slurm_cluster(base: Path, accounting: bool):
+    """A running single-node SLURM cluster (with slurmdbd if ``accounting``), stopped on exit."""
     if os.geteuid() != 0:
         pytest.skip("SLURM cluster test needs root (installs slurm/munge with apt-get and starts daemons)")
     if shutil.which("apt-get") is None and shutil.which("slurmctld") is None:
         pytest.skip("SLURM cluster test: slurm is not installed and there is no apt-get to install it")
-    base = tmp_path_factory.mktemp("slurm")
-    project, state = base / "project", base / "state"
-    project.mkdir()
-    for item in ("Snakefile", "config", "workflow", "notebooks"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, project / item)
+    state = base / ("state-acct" if accounting else "state")
+    env = {**os.environ, "WITH_SLURMDBD": "1" if accounting else "0"}
     try:
-        up = subprocess.run(["timeout", "-k", "10", "300", "bash", str(SCRIPTS / "slurm_ci_up.sh"), str(state)],
-                            capture_output=True, text=True)
+        up = subprocess.run(["timeout", "-k", "10", "400", "bash", str(SCRIPTS / "slurm_ci_up.sh"), str(state)],
+                            capture_output=True, text=True, env=env)
         if up.returncode == 77:
             pytest.skip(f"SLURM cluster test: cannot install or start SLURM here: {up.stderr.strip()[-1000:]}")
         assert up.returncode == 0, f"slurm_ci_up.sh failed (rc {up.returncode}):\n{up.stdout}\n{up.stderr}"
-        yield project, state
+        yield state
     finally:
         down = subprocess.run(["timeout", "-k", "5", "120", "bash", str(SCRIPTS / "slurm_ci_down.sh"), str(state)],
                               capture_output=True, text=True)
         if down.returncode != 0:
             print(f"slurm_ci_down.sh failed (rc {down.returncode}): {down.stdout}{down.stderr}", file=sys.stderr)
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A fresh copy of the workflow (no results) to run through SLURM."""
+    return copy_project(tmp_path / "project")
 
 
 def _real_memory_mb():
@@ -63,8 +69,9 @@ def _real_memory_mb():
     return int(m.group(1)) if m else 0
 
 
-def test_profile_runs_jobs_through_real_slurm(cluster):
-    project, state = cluster
+def run_profile(project: Path, state: Path, targets, flags, name):
+    """Run ``targets`` through the SLURM workflow profile; check the figures exist and that every
+    job was submitted to, run and completed by slurmctld.  Returns (job ids, log text, wall)."""
     mem_flags = []
     real_mem = _real_memory_mb()
     if real_mem < PROFILE_MAX_MEM_MB:  # a small node: keep every request within RealMemory
@@ -72,17 +79,17 @@ def test_profile_runs_jobs_through_real_slurm(cluster):
         mem_flags = ["--default-resources", f"mem_mb={cap}", "runtime=30", "cpus_per_task=1",
                      "--set-resources", f"simulate:mem_mb={cap}", f"aggregate:mem_mb={cap}"]
     cmd = ["timeout", "-k", "10", "900", sys.executable, "-m", "snakemake",
-           "--workflow-profile", "workflow/profiles/slurm", *SLURM_FLAGS, *mem_flags, *TARGETS, *CONFIG]
+           "--workflow-profile", "workflow/profiles/slurm", *flags, *mem_flags, *targets, *CONFIG]
     t0 = time.monotonic()
     res = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
     wall = time.monotonic() - t0
     out = res.stdout + res.stderr
-    log = project.parent / "snakemake_slurm_run.log"
+    log = project.parent / f"snakemake_slurm_{name}.log"
     log.write_text(" ".join(cmd) + f"\n# exit {res.returncode}, wall {wall:.1f} s\n" + out)
     where = f"(full log: {log}; wall {wall:.0f} s)"
     assert res.returncode == 0, f"snakemake exit {res.returncode} {where}\n{out[-6000:]}"
 
-    for t in TARGETS:
+    for t in targets:
         f = project / t
         assert f.is_file() and f.stat().st_size > 1000, f"{t} missing or empty {where}"
 
@@ -99,16 +106,39 @@ def test_profile_runs_jobs_through_real_slurm(cluster):
     completed = set(re.findall(r"_job_complete: JobId=(\d+) WEXITSTATUS 0", ctld))
     missing = [i for i in ids if i not in submitted or i not in completed]
     assert not missing, f"job ids not submitted/completed per {state / 'slurmctld.log'}: {missing} {where}"
-    # the controller still holds the recent ones (MinJobAge 300 s): squeue --states=all shows them done
-    sq = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T"],
-                        capture_output=True, text=True).stdout
-    states = dict(line.split("|", 1) for line in sq.split())
-    assert ids[-1] in states and states[ids[-1]] == "COMPLETED", f"squeue --states=all: {sq} {where}"
-    bad = {i: s for i, s in states.items() if i in ids and s != "COMPLETED"}
-    assert not bad, f"SLURM jobs not COMPLETED: {bad} {where}"
     # (the plugin deletes the SLURM logs of successful jobs, so .snakemake/slurm_logs is no evidence)
-
-    summary = (f"SLURM profile test: {len(ids)} jobs ({n_sim} simulate) through real SLURM, "
+    summary = (f"SLURM profile test ({name}): {len(ids)} jobs ({n_sim} simulate) through real SLURM, "
                f"job ids {ids[0]}..{ids[-1]}, wall {wall:.0f} s")
-    (project.parent / "summary.txt").write_text(summary + "\nids: " + " ".join(ids) + "\n")
+    (project.parent / f"summary_{name}.txt").write_text(summary + "\nids: " + " ".join(ids) + "\n")
     print(summary)
+    return ids, where
+
+
+def _assert_all_completed(states: dict, ids, source, where):
+    assert ids[-1] in states, f"{source} does not list job {ids[-1]}: {states} {where}"
+    bad = {i: states.get(i) for i in ids if states.get(i) != "COMPLETED"}
+    assert not bad, f"SLURM jobs not COMPLETED per {source}: {bad} {where}"
+
+
+def test_profile_without_accounting_database_uses_squeue(project, tmp_path):
+    """No slurmdbd: sacct cannot answer, so the documented override --slurm-status-command squeue."""
+    targets = ["figures/smoke/phe-tab1.pdf", "figures/smoke/glmes-fig1a.pdf", "figures/smoke/epp-fig6.pdf"]
+    with slurm_cluster(tmp_path, accounting=False) as state:
+        ids, where = run_profile(project, state, targets, ["--slurm-status-command", "squeue", *FAST_POLL],
+                                 "squeue")
+        # the controller still holds the recent jobs (MinJobAge 300 s): squeue --states=all shows them
+        sq = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T"],
+                            capture_output=True, text=True).stdout
+        _assert_all_completed(dict(line.split("|", 1) for line in sq.split()), ids, "squeue --states=all", where)
+
+
+def test_profile_with_accounting_database_uses_sacct(project, tmp_path):
+    """slurmdbd + MariaDB: the profile as shipped (status command sacct); sacct records every job."""
+    # glmes-tab1 reads the UCI data on the node (data_dir: the absolute path copy_project wrote)
+    targets = ["figures/smoke/lines-equiv.pdf", "figures/smoke/lines-gauss-ts.pdf", "figures/smoke/glmes-tab1.pdf"]
+    with slurm_cluster(tmp_path, accounting=True) as state:
+        ids, where = run_profile(project, state, targets, FAST_POLL, "sacct")
+        acct = subprocess.run(["sacct", "-X", "--parsable2", "--noheader", "--format=JobIDRaw,State",
+                               "--starttime", "now-1days"], capture_output=True, text=True)
+        assert acct.returncode == 0, f"sacct failed: {acct.stderr}"
+        _assert_all_completed(dict(line.split("|", 1) for line in acct.stdout.split()), ids, "sacct", where)

@@ -5,7 +5,6 @@ Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ensemble_bandits import pipeline
+from helpers import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
@@ -26,11 +26,7 @@ def _snakemake(cwd, *args, timeout=1500):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """A copy of the project without outputs, caches or git metadata."""
-    dst = tmp_path_factory.mktemp("project")
-    for item in ("Snakefile", "config", "workflow", "notebooks"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
-    return dst
+    return copy_project(tmp_path_factory.mktemp("project"))
 
 
 @pytest.fixture(scope="module")

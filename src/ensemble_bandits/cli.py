@@ -58,7 +58,7 @@ def figure_spec(fig: dict) -> dict:
             "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"]}
 
 
-def build_table(fig: dict, seeds_per_job: int):
+def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
     import pandas as pd
 
     from .tables import DERIVED, figure_table
@@ -70,7 +70,12 @@ def build_table(fig: dict, seeds_per_job: int):
         st = entry["static"]
         if st["name"] not in STATIC_TABLES:
             raise SystemExit(f"unknown static table {st['name']!r}; known: {', '.join(sorted(STATIC_TABLES))}")
-        return STATIC_TABLES[st["name"]](**st.get("params", {}))
+        params = dict(st.get("params", {}))
+        if entry.get("data"):
+            if not data_dir:
+                raise SystemExit(f"{fig['id']} reads datasets {entry['data']}: give --data-dir or set data_dir")
+            params["data_dir"] = data_dir
+        return STATIC_TABLES[st["name"]](**params)
     if not fig["series"]:
         return pd.DataFrame({"id": [fig["id"]]})
     table = figure_table(fig, seeds_per_job)
@@ -84,7 +89,7 @@ def cmd_aggregate(args):
     from .tables import write_atomic
 
     config, entry, fig = _figure(args)
-    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"])
+    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"], args.data_dir or config.get("data_dir"))
     write_atomic(table, args.table)
     from .report import write_text_atomic
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
@@ -148,6 +153,26 @@ def cmd_timings(args):
     print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
 
 
+def cmd_data(args):
+    """Check the datasets in a data directory, or download them there."""
+    from .data import DATASETS, DataError, fetch, verify
+
+    names = args.names or sorted(DATASETS)
+    data_dir = args.data_dir or pipeline.with_defaults(pipeline.load_yaml(args.configfile)).get("data_dir")
+    failed = []
+    for name in names:
+        try:
+            if args.action == "fetch":
+                fetch([name], data_dir, log=lambda msg: print(msg, file=sys.stderr))
+            for path in verify([name], data_dir):
+                print(f"OK    {name}: {path}")
+        except DataError as err:
+            failed.append(name)
+            print(f"FAIL  {name}: {err}")
+    if failed:
+        raise SystemExit(f"{len(failed)} of {len(names)} dataset(s) not usable: {', '.join(failed)}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="ensemble_bandits.cli", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -170,6 +195,7 @@ def main(argv=None):
     common(a)
     a.add_argument("--id", required=True)
     a.add_argument("--seeds-per-job", type=int, default=None)
+    a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
     a.add_argument("--table", required=True)
     a.add_argument("--spec", required=True)
     a.set_defaults(fn=cmd_aggregate)
@@ -194,6 +220,13 @@ def main(argv=None):
     tm.add_argument("--ids", nargs="*", default=None)
     tm.add_argument("--seeds-per-job", type=int, default=None)
     tm.set_defaults(fn=cmd_timings)
+
+    dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
+    dt.add_argument("action", choices=["check", "fetch"])
+    dt.add_argument("names", nargs="*", help="datasets (default: all)")
+    dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
+    dt.add_argument("--configfile", default="config/config.yaml")
+    dt.set_defaults(fn=cmd_data)
 
     args = p.parse_args(argv)
     args.fn(args)

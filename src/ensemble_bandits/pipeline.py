@@ -158,8 +158,13 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     """Names in a resolved figure, checked before any job runs: each cell's agent, environment,
     distributions and hyper-parameter keys, and the curves and panels its claims name (at paper
     scale).  Raises RegistryError naming the figure, the curve and the cause."""
+    from .data import DataError, check_names
     from .runner import check_cell
 
+    try:
+        check_names(entry.get("data", []))
+    except DataError as err:
+        raise RegistryError(f"figure {fig['id']!r}: {err}") from None
     for s in fig["series"]:
         try:
             check_cell(s["cell"])
@@ -173,6 +178,17 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
             validate_names(entry, paper["curves"], paper["panels"])
         except ValueError as err:
             raise RegistryError(str(err)) from None
+
+
+def gpu_request(cell: dict, gpus) -> int:
+    """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
+    agent can use an accelerator, else 0."""
+    from .agents import AGENTS
+
+    if not gpus or "agent" not in cell:
+        return 0
+    agent = AGENTS.get(cell["agent"]["name"])
+    return int(gpus) if agent is not None and getattr(agent, "uses_accelerator", False) else 0
 
 
 def _unique(labels):

@@ -5,6 +5,7 @@
 rule aggregate:
     input:
         runs=lambda w: pipeline.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
+        data=data_inputs,
     output:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
         spec="results/{scale}/tables/{paper}-{fig}.json",
@@ -14,6 +15,7 @@ rule aggregate:
         scales=scales_json(),
         per_job=config["seeds_per_job"],
         fid=fid_of,
+        data=data_option,
     log:
         "results/{scale}/logs/aggregate/{paper}-{fig}.log",
     resources:
@@ -23,7 +25,7 @@ rule aggregate:
         "../envs/pipeline.yaml"
     shell:
         "OPENBLAS_NUM_THREADS=1 python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
-        "--seeds-per-job {params.per_job} --scales-json {params.scales} "
+        "--seeds-per-job {params.per_job} --scales-json {params.scales} {params.data} "
         "--table {output.table} --spec {output.spec} 2> {log}"
 
 

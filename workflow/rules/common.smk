@@ -1,11 +1,12 @@
 # Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.pipeline.
 import fnmatch
 import json
+import os
 import shlex
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, pipeline
+from ensemble_bandits import ALGORITHMS_VERSION, data, pipeline
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -27,6 +28,7 @@ wildcard_constraints:
     paper="|".join(PAPERS),
     fig=r"[A-Za-z0-9_.-]+",
     key=r"[0-9a-f]{12}",
+    dataset="|".join(data.DATASETS),
     start=r"\d+",
     end=r"\d+",
 
@@ -63,6 +65,33 @@ def entry(w):
     if fid not in REGISTRY:
         raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(ALL_IDS)}")
     return REGISTRY[fid]
+
+
+def data_inputs(w):
+    """Files of the datasets a figure reads, checked (present, SHA-256) while the DAG is built, so
+    a missing or wrong file stops the run before any job starts."""
+    names = entry(w).get("data", [])
+    if not names:
+        return []
+    if str(config.get("data_fetch", False)).lower() == "true":  # rule fetch_data downloads what is missing, then checks everything
+        return [f"results/data/{name}.sha256" for name in names]
+    try:
+        return data.verify(names, config["data_dir"])
+    except data.DataError as err:
+        raise WorkflowError(f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; to build the "
+                            f"rest without it: --config skip='[{fid_of(w)}]'")
+
+
+def data_root():
+    return os.path.abspath(os.path.expanduser(str(config["data_dir"])))
+
+
+def data_option(w):
+    """``--data-dir DIR`` for figures that read datasets (empty otherwise, so that moving data_dir
+    reruns only those)."""
+    if not entry(w).get("data"):
+        return ""
+    return f"--data-dir {shlex.quote(data_root())}"
 
 
 def figure_targets(scale, ids):

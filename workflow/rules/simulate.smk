@@ -15,6 +15,7 @@ rule simulate:
         runtime=cost_minutes,
         mem_mb=2000,
         cpus_per_task=1,
+        gpu=lambda w: pipeline.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
     conda:
         "../envs/pipeline.yaml"
     shell:

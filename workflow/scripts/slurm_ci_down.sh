@@ -5,7 +5,8 @@
 set -uo pipefail
 STATE=${1:?usage: slurm_ci_down.sh STATE_DIR}
 gone() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in ""|Z*) return 0;; esac; return 1; }
-for d in slurmd slurmctld munged; do          # compute daemon, controller, then munge
+# compute daemon, controller, accounting daemon, its database, then munge
+for d in slurmd slurmctld slurmdbd mariadbd munged; do
   f="$STATE/$d.pid"
   [ -s "$f" ] || continue
   pid=$(cat "$f")

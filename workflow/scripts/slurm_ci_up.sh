@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Start a real single-node SLURM cluster (munged + slurmctld + slurmd, no accounting database)
-# on this host, for the CI test tests/test_slurm.py.  Needs root; no systemd needed.
+# Start a real single-node SLURM cluster (munged + slurmctld + slurmd) on this host, for the CI
+# test tests/test_slurm.py.  Needs root; no systemd needed.
 #
 #   workflow/scripts/slurm_ci_up.sh STATE_DIR      # start; PIDs and logs go to STATE_DIR
+#   WITH_SLURMDBD=1 workflow/scripts/slurm_ci_up.sh STATE_DIR   # ... with an accounting database
 #   workflow/scripts/slurm_ci_down.sh STATE_DIR    # stop exactly those PIDs
 #
-# Without accounting, `sacct` fails, so run Snakemake with `--slurm-status-command squeue`
-# (MinJobAge below is 300 s: keep --slurm-init-seconds-before-status-checks <= 100, or the
-# plugin silently falls back to sacct and waits forever).
+# Default: no accounting database, so `sacct` fails: run Snakemake with
+# `--slurm-status-command squeue` (MinJobAge below is 300 s: keep
+# --slurm-init-seconds-before-status-checks <= 100, or the plugin silently falls back to sacct
+# and waits forever).  WITH_SLURMDBD=1 also installs and starts MariaDB + slurmdbd (their PIDs
+# are recorded too), so `sacct`, the plugin's default status command, works.
 # Exit codes: 0 = node idle; 77 = not root / packages cannot be installed (callers skip);
 # 1 = the daemons did not come up (error, with the log tails).
 # Idempotent: a second call while the daemons recorded in STATE_DIR run just checks the node.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+ACCT=${WITH_SLURMDBD:-0}
 STATE=${1:?usage: slurm_ci_up.sh STATE_DIR}
 mkdir -p "$STATE"
 STATE=$(cd "$STATE" && pwd)
@@ -21,14 +25,16 @@ alive() { [ -s "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null
 
 [ "$(id -u)" = 0 ] || { say "needs root (it installs packages and starts daemons)"; exit 77; }
 
-# 1. packages (5 small debs), only if missing
+# 1. packages (5 small debs; with accounting also slurmdbd + mariadb-server), only if missing
+PKGS="slurmctld slurmd slurm-client munge"
+[ "$ACCT" = 1 ] && PKGS="$PKGS slurmdbd mariadb-server"
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null \
-   || ! command -v sinfo >/dev/null || ! command -v munged >/dev/null; then
+   || ! command -v sinfo >/dev/null || ! command -v munged >/dev/null \
+   || { [ "$ACCT" = 1 ] && { ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; }; }; then
   command -v apt-get >/dev/null || { say "slurm is not installed and there is no apt-get"; exit 77; }
   if ! { apt-get update -qq >"$STATE/apt.log" 2>&1 &&
-         apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
-           >>"$STATE/apt.log" 2>&1; }; then
-    say "cannot install slurmctld slurmd slurm-client munge with apt-get (see $STATE/apt.log):"
+         apt-get install -y -qq --no-install-recommends $PKGS >>"$STATE/apt.log" 2>&1; }; then
+    say "cannot install $PKGS with apt-get (see $STATE/apt.log):"
     tail -5 "$STATE/apt.log" >&2
     exit 77
   fi
@@ -48,6 +54,45 @@ if ! { [ -s /run/munge/munged.pid ] && kill -0 "$(cat /run/munge/munged.pid)" 2>
   cp /run/munge/munged.pid "$STATE/munged.pid"
 fi
 munge -n | unmunge >/dev/null || { say "munge does not work"; exit 1; }
+
+# 3a. accounting database (WITH_SLURMDBD=1): MariaDB, then slurmdbd, then the cluster, account and
+#     user.  sacctmgr only works once slurm.conf names accounting_storage/slurmdbd, and slurmctld
+#     must start after all this.
+start_accounting() {
+  install -d -o mysql -g root -m 0755 /run/mysqld
+  if ! mariadb -e 'select 1' >/dev/null 2>&1; then
+    # mariadbd runs as mysql, so its pid file lives in /run/mysqld; it is recorded in STATE below
+    rm -f /run/mysqld/mysqld.pid
+    setsid /usr/sbin/mariadbd --user=mysql --pid-file=/run/mysqld/mysqld.pid \
+      --socket=/run/mysqld/mysqld.sock </dev/null >"$STATE/mariadb.log" 2>&1 &
+    for _ in $(seq 1 120); do mariadb -e 'select 1' >/dev/null 2>&1 && break; sleep 0.5; done
+    mariadb -e 'select 1' >/dev/null 2>&1 || { say "MariaDB did not start:"; tail -15 "$STATE/mariadb.log" >&2; exit 1; }
+    cp /run/mysqld/mysqld.pid "$STATE/mariadbd.pid"
+  fi
+  mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+    CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmpw';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
+  cat > /etc/slurm/slurmdbd.conf <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+SlurmUser=root
+LogFile=$STATE/slurmdbd.log
+PidFile=$STATE/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=slurmpw
+StorageLoc=slurm_acct_db
+EOF
+  chmod 0600 /etc/slurm/slurmdbd.conf          # slurmdbd refuses a world-readable conf
+  alive slurmdbd || /usr/sbin/slurmdbd         # forks; pid -> STATE/slurmdbd.pid
+  for _ in $(seq 1 120); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.5; done
+  sacctmgr -n list cluster >/dev/null 2>&1 || { say "slurmdbd did not start:"; tail -15 "$STATE/slurmdbd.log" >&2; exit 1; }
+  sacctmgr -i add cluster ci >/dev/null 2>&1 || true      # already there on a rerun
+  sacctmgr -i add account ciacct Description=ci Organization=ci >/dev/null 2>&1 || true
+  sacctmgr -i add user root Account=ciacct DefaultAccount=ciacct >/dev/null 2>&1 || true
+}
 
 # 3. slurm.conf for one node = this host, written only when no slurmctld of ours runs.
 #    NodeName must be `hostname -s`; RealMemory must be <= what slurmd detects (else the node
@@ -88,6 +133,11 @@ MinJobAge=300
 NodeName=${H} NodeAddr=127.0.0.1 CPUs=${NCPU} RealMemory=${MEM} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+  if [ "$ACCT" = 1 ]; then
+    sed -i -e 's#^AccountingStorageType=.*#AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=localhost#' \
+           -e 's#^JobAcctGatherType=.*#JobAcctGatherType=jobacct_gather/linux#' /etc/slurm/slurm.conf
+    start_accounting
+  fi
   /usr/sbin/slurmctld -c    # forks; -c = clean job state; pid -> $STATE/slurmctld.pid
 fi
 alive slurmd || /usr/sbin/slurmd -c
@@ -104,4 +154,4 @@ if ! sinfo -h -o %t 2>/dev/null | grep -qx idle; then
   exit 1
 fi
 echo "slurm_ci_up: node $(hostname -s) idle; pids:" \
-  "$(for d in munged slurmctld slurmd; do [ -s "$STATE/$d.pid" ] && printf '%s=%s ' "$d" "$(cat "$STATE/$d.pid")"; done)"
+  "$(for d in munged mariadbd slurmdbd slurmctld slurmd; do [ -s "$STATE/$d.pid" ] && printf '%s=%s ' "$d" "$(cat "$STATE/$d.pid")"; done)"

@@ -38,6 +38,9 @@ class LinearAgent:
     """Common state: the environment's arms, a per-run tie-break jitter and the agent streams."""
 
     name = "linear"
+    # whether the agent can use an accelerator (torch on a GPU): only such agents' simulate jobs
+    # request the `gpu` GPUs of the config; numpy agents never do
+    uses_accelerator = False
 
     def __init__(self, env, seeds, horizon: int):
         self.env = env

@@ -1,0 +1,156 @@
+"""The data layer: directory checks (existence, SHA-256), downloads, loaders and glmes Table 1.
+
+Loader tests compare with the counts that ../shared/data/README.md states independently of this
+code; they are skipped, with the reason, where the data directory is absent."""
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ensemble_bandits import data, pipeline
+from ensemble_bandits.static_tables import glmes_table1
+from helpers import shared_data_dir
+
+DATA = shared_data_dir()
+needs_data = pytest.mark.skipif(not (DATA / "shuttle" / "shuttle.trn").is_file(),
+                                reason=f"the datasets are not at {DATA} (config data_dir)")
+
+
+def test_unknown_dataset_is_named():
+    with pytest.raises(data.DataError, match=r"unknown dataset\(s\) 'shutle'; known: adult, covertype"):
+        data.verify(["shutle"], DATA)
+
+
+def test_missing_directory_names_the_expected_files(tmp_path):
+    with pytest.raises(data.DataError) as err:
+        data.verify(["mushroom"], tmp_path / "nowhere")
+    msg = str(err.value)
+    assert f"data directory {tmp_path / 'nowhere'} does not exist" in msg
+    assert "mushroom/agaricus-lepiota.data" in msg and "data fetch mushroom" in msg
+
+
+def test_missing_file_names_file_and_checksum(tmp_path):
+    (tmp_path / "shuttle").mkdir()
+    (tmp_path / "shuttle" / "shuttle.trn").write_text("1 2 3\n")
+    with pytest.raises(data.DataError) as err:
+        data.verify(["shuttle"], tmp_path)
+    msg = str(err.value)
+    assert "shuttle.trn has SHA-256" in msg  # the first file is checked first, and is wrong
+    (tmp_path / "shuttle" / "shuttle.trn").unlink()
+    with pytest.raises(data.DataError, match="missing data file .*shuttle.trn .*expected SHA-256 87b24ee9"):
+        data.verify(["shuttle"], tmp_path)
+
+
+@needs_data
+def test_verify_accepts_the_shared_data_and_rejects_a_changed_byte(tmp_path):
+    assert len(data.verify(["shuttle", "mushroom", "adult", "hate_speech_davidson"], DATA)) == 6
+    copy = tmp_path / "d"
+    shutil.copytree(DATA / "mushroom", copy / "mushroom")
+    f = copy / "mushroom" / "agaricus-lepiota.data"
+    f.chmod(0o644)
+    raw = bytearray(f.read_bytes())
+    raw[100] ^= 1                               # one bit, same size
+    f.write_bytes(bytes(raw))
+    with pytest.raises(data.DataError, match="expected e65d0820.*this file is 373704 bytes"):
+        data.verify(["mushroom"], copy)
+
+
+def _fake_dataset(tmp_path, monkeypatch, payload: bytes):
+    """A dataset 'toy' whose file comes from a local zip archive (file:// URL)."""
+    archive = tmp_path / "toy.zip"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("toy/inner/readme.txt", b"ignored")
+        z.writestr("toy/inner/values.csv", payload)
+    archive.write_bytes(buf.getvalue())
+    ds = data.Dataset("toy", "toy", "https://example.invalid", (
+        data.DataFile("toy/values.csv", hashlib.sha256(payload).hexdigest(), len(payload),
+                      f"{archive.as_uri()}#values.csv"),))
+    monkeypatch.setitem(data.DATASETS, "toy", ds)
+    return ds
+
+
+def test_fetch_downloads_checks_and_never_overwrites(tmp_path, monkeypatch):
+    _fake_dataset(tmp_path, monkeypatch, b"1,2,3\n")
+    target = tmp_path / "data"
+    logs = []
+    paths = data.fetch(["toy"], target, log=logs.append)
+    assert Path(paths[0]).read_bytes() == b"1,2,3\n"
+    assert any("installed, checksum OK" in m for m in logs)
+    assert not list((target / "toy").glob("*.part"))
+    assert "present, checksum OK" in " ".join(_fetch_logs(target))
+    (target / "toy" / "values.csv").write_bytes(b"edited by hand\n")
+    with pytest.raises(data.DataError, match="not replaced: move it away"):
+        data.fetch(["toy"], target)
+    assert (target / "toy" / "values.csv").read_bytes() == b"edited by hand\n"
+
+
+def _fetch_logs(target):
+    logs = []
+    data.fetch(["toy"], target, log=logs.append)
+    return logs
+
+
+def test_fetch_refuses_a_download_with_the_wrong_checksum(tmp_path, monkeypatch):
+    ds = _fake_dataset(tmp_path, monkeypatch, b"1,2,3\n")
+    bad = data.DataFile(ds.files[0].path, "0" * 64, 6, ds.files[0].url)
+    monkeypatch.setitem(data.DATASETS, "toy", data.Dataset("toy", "toy", ds.page, (bad,)))
+    with pytest.raises(data.DataError, match="expected 0000.*not installed"):
+        data.fetch(["toy"], tmp_path / "data")
+    assert not (tmp_path / "data" / "toy" / "values.csv").exists()
+
+
+@needs_data
+def test_loaders_match_the_counts_stated_with_the_data():
+    X, y = data.load_classification("shuttle", DATA)
+    assert X.shape == (58_000, 9) and np.bincount(y).tolist()[0] == 34_108 + 11_478
+    assert np.bincount(y).tolist() == [34_108 + 11_478, 37 + 13, 132 + 39, 6_748 + 2_155, 2_458 + 809, 6 + 4, 11 + 2]
+    X, y = data.load_classification("mushroom", DATA)
+    assert X.shape == (8_124, 22) and np.bincount(y).tolist() == [4_208, 3_916]   # e, p
+    assert int((X == -1).sum()) == 2_480 and int((X[:, 10] == -1).sum()) == 2_480  # '?' only in stalk-root
+    X, y = data.load_classification("adult", DATA)
+    assert X.shape == (48_842, 14) and np.bincount(y).tolist() == [24_720 + 12_435, 7_841 + 3_846]
+    assert int((X == -1).any(axis=1).sum()) == 2_399 + 1_221                      # records with a '?'
+    assert X[:, 0].min() == 17 and X[:, 0].max() == 90                            # age stays numeric
+
+
+@needs_data
+def test_glmes_table1_recomputes_present_datasets_and_marks_absent_ones(tmp_path):
+    t = glmes_table1(str(DATA)).set_index("Environment")
+    assert t.loc["Shuttle", "matches paper"] == "yes" and t.loc["Shuttle", "rows"] == "58000"
+    assert t.loc["Mushroom", "d (recomputed)"] == "22" and t.loc["Adult", "K (recomputed)"] == "2"
+    if not data.present("covertype", DATA):
+        assert t.loc["Covertype", "matches paper"] == "data absent"
+    only = tmp_path / "only-mushroom"
+    shutil.copytree(DATA / "mushroom", only / "mushroom")
+    t2 = glmes_table1(str(only)).set_index("Environment")
+    assert t2["matches paper"].tolist() == ["data absent", "yes", "data absent", "data absent"]
+
+
+def test_registry_rejects_an_unknown_dataset():
+    entry = {"id": "x-tab", "kind": "table", "data": ["shutle"], "static": {"name": "glmes_table1"}}
+    fig = {"id": "x-tab", "series": []}
+    with pytest.raises(pipeline.RegistryError, match="figure 'x-tab': unknown dataset"):
+        pipeline.check_figure(entry, fig, {})
+
+
+class _TorchAgent:
+    uses_accelerator = True
+
+
+def test_gpu_request_only_for_agents_that_can_use_one(monkeypatch):
+    from ensemble_bandits import agents
+
+    monkeypatch.setitem(agents.AGENTS, "torch_dummy", _TorchAgent)
+    torch_cell = {"agent": {"name": "torch_dummy"}, "env": {}}
+    numpy_cell = {"agent": {"name": "lints"}, "env": {}}
+    assert pipeline.gpu_request(torch_cell, 1) == 1 and pipeline.gpu_request(torch_cell, 2) == 2
+    assert pipeline.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
+    assert pipeline.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
+    assert pipeline.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0
