@@ -61,6 +61,10 @@ def test_verify_accepts_the_shared_data_and_rejects_a_changed_byte(tmp_path):
         data.verify(["mushroom"], copy)
 
 
+def _quiet(_msg):
+    pass
+
+
 def _fake_dataset(tmp_path, monkeypatch, payload: bytes):
     """A dataset 'toy' whose file comes from a local zip archive (file:// URL)."""
     archive = tmp_path / "toy.zip"
@@ -87,7 +91,7 @@ def test_fetch_downloads_checks_and_never_overwrites(tmp_path, monkeypatch):
     assert "present, checksum OK" in " ".join(_fetch_logs(target))
     (target / "toy" / "values.csv").write_bytes(b"edited by hand\n")
     with pytest.raises(data.DataError, match="not replaced: move it away"):
-        data.fetch(["toy"], target)
+        data.fetch(["toy"], target, log=_quiet)
     assert (target / "toy" / "values.csv").read_bytes() == b"edited by hand\n"
 
 
@@ -97,12 +101,24 @@ def _fetch_logs(target):
     return logs
 
 
+def test_fetch_names_the_file_when_the_source_cannot_be_read(tmp_path, monkeypatch):
+    ds = _fake_dataset(tmp_path, monkeypatch, b"1,2,3\n")
+    gone = data.DataFile(ds.files[0].path, ds.files[0].sha256, 6, f"{(tmp_path / 'gone.zip').as_uri()}#values.csv")
+    monkeypatch.setitem(data.DATASETS, "toy", data.Dataset("toy", "toy", ds.page, (gone,)))
+    with pytest.raises(data.DataError, match=r"cannot fetch toy/values.csv from file://.*download it by hand"):
+        data.fetch(["toy"], tmp_path / "data", log=_quiet)
+    wrong_member = data.DataFile(ds.files[0].path, ds.files[0].sha256, 6, ds.files[0].url.replace("#values", "#other"))
+    monkeypatch.setitem(data.DATASETS, "toy", data.Dataset("toy", "toy", ds.page, (wrong_member,)))
+    with pytest.raises(data.DataError, match="other.csv is not in the downloaded archive"):
+        data.fetch(["toy"], tmp_path / "data", log=_quiet)
+
+
 def test_fetch_refuses_a_download_with_the_wrong_checksum(tmp_path, monkeypatch):
     ds = _fake_dataset(tmp_path, monkeypatch, b"1,2,3\n")
     bad = data.DataFile(ds.files[0].path, "0" * 64, 6, ds.files[0].url)
     monkeypatch.setitem(data.DATASETS, "toy", data.Dataset("toy", "toy", ds.page, (bad,)))
     with pytest.raises(data.DataError, match="expected 0000.*not installed"):
-        data.fetch(["toy"], tmp_path / "data")
+        data.fetch(["toy"], tmp_path / "data", log=_quiet)
     assert not (tmp_path / "data" / "toy" / "values.csv").exists()
 
 

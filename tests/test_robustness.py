@@ -380,6 +380,17 @@ def test_bad_data_directory_fails_with_the_file_and_checksum(built_data, tmp_pat
     assert "Nothing to be done" in again.output
 
 
+def test_data_fetch_rule_checks_the_files_it_finds(built_data):
+    """--config data_fetch=true: one fetch_data job per dataset; files already there are checked,
+    not downloaded again, and recorded."""
+    res = _ok(_snakemake(built_data, DATA_FIG, *SMOKE, "data_fetch=true"))
+    assert _job_counts(res.output).get("fetch_data") == 3
+    for name in ("shuttle", "mushroom", "adult"):
+        stamp = (built_data / f"results/data/{name}.sha256").read_text()
+        assert stamp.startswith(f"OK    {name}: {shared_data_dir()}"), stamp
+        assert "present, checksum OK" in (built_data / f"results/logs/data/{name}.log").read_text()
+
+
 # --------------------------------------------------------------------------------------------
 # 5. README
 # --------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def run_profile(project: Path, state: Path, targets, flags, name):
     summary = (f"SLURM profile test ({name}): {len(ids)} jobs ({n_sim} simulate) through real SLURM, "
                f"job ids {ids[0]}..{ids[-1]}, wall {wall:.0f} s")
     (project.parent / f"summary_{name}.txt").write_text(summary + "\nids: " + " ".join(ids) + "\n")
-    print(summary)
+    print(summary + "\nSLURM job ids: " + " ".join(ids))      # shown in CI's log (pytest -rP)
     return ids, where
 
 

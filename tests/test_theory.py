@@ -264,7 +264,7 @@ def test_mc_tail_matches_exact_on_probe_directions(name, samples):
 # Static tables
 
 
-@pytest.mark.parametrize("name", sorted(STATIC_TABLES))
+@pytest.mark.parametrize("name", sorted(set(STATIC_TABLES) - {"glmes_table1"}))  # that one: test_data.py
 def test_static_table_builds(name):
     table = STATIC_TABLES[name]()
     assert isinstance(table, pd.DataFrame) and not table.empty

@@ -181,10 +181,14 @@ def fetch(names, data_dir, log=print) -> list[str]:
                 log(f"{dest}: present, checksum OK")
                 continue
             url, _, member = f.url.partition("#")
-            if url not in cache:
-                log(f"downloading {url}")
-                cache[url] = _download(url)
-            blob = _member(cache[url], member) if member else cache[url]
+            try:
+                if url not in cache:
+                    log(f"downloading {url}")
+                    cache[url] = _download(url)
+                blob = _member(cache[url], member) if member else cache[url]
+            except (OSError, KeyError, zipfile.BadZipFile, subprocess.CalledProcessError) as err:
+                raise DataError(f"cannot fetch {f.path} from {f.url}: {err}; download it by hand from "
+                                f"{DATASETS[n].page} into {dest} (expected SHA-256 {f.sha256})") from None
             got = hashlib.sha256(blob).hexdigest()
             if got != f.sha256:
                 raise DataError(f"downloaded {f.path} from {f.url} has SHA-256 {got}, expected {f.sha256}; "
