@@ -88,17 +88,13 @@ def test_fetch_downloads_checks_and_never_overwrites(tmp_path, monkeypatch):
     assert Path(paths[0]).read_bytes() == b"1,2,3\n"
     assert any("installed, checksum OK" in m for m in logs)
     assert not list((target / "toy").glob("*.part"))
-    assert "present, checksum OK" in " ".join(_fetch_logs(target))
+    logs.clear()
+    data.fetch(["toy"], target, log=logs.append)
+    assert "present, checksum OK" in " ".join(logs)
     (target / "toy" / "values.csv").write_bytes(b"edited by hand\n")
     with pytest.raises(data.DataError, match="not replaced: move it away"):
         data.fetch(["toy"], target, log=_quiet)
     assert (target / "toy" / "values.csv").read_bytes() == b"edited by hand\n"
-
-
-def _fetch_logs(target):
-    logs = []
-    data.fetch(["toy"], target, log=logs.append)
-    return logs
 
 
 def test_fetch_names_the_file_when_the_source_cannot_be_read(tmp_path, monkeypatch):

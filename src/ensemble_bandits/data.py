@@ -85,7 +85,8 @@ def sha256(path: Path | str) -> str:
 _VERIFIED: dict[tuple, bool] = {}  # (path, size, mtime) of files already checked in this process
 
 
-def _absolute(data_dir) -> Path:
+def absolute(data_dir) -> Path:
+    """``data_dir`` as an absolute, normalised path (``~`` expanded; symlinks kept)."""
     return Path(os.path.abspath(os.path.expanduser(str(data_dir))))
 
 
@@ -98,7 +99,7 @@ def _how_to_get(ds: Dataset, data_dir: Path) -> str:
 def files(names, data_dir) -> list[str]:
     """Absolute paths of the files of datasets ``names`` (not checked)."""
     check_names(names)
-    root = _absolute(data_dir)
+    root = absolute(data_dir)
     return [str(root / f.path) for n in names for f in DATASETS[n].files]
 
 
@@ -113,7 +114,7 @@ def verify(names, data_dir) -> list[str]:
     return their absolute paths.  Raises :class:`DataError` naming the directory or the file, the
     expected checksum, and how to get the file."""
     check_names(names)
-    root = _absolute(data_dir)
+    root = absolute(data_dir)
     if not root.is_dir():
         raise DataError(f"data directory {root} does not exist (config data_dir={data_dir!s}); it must hold "
                         f"{', '.join(f.path for n in names for f in DATASETS[n].files)}. "
@@ -168,7 +169,7 @@ def fetch(names, data_dir, log=print) -> list[str]:
     """Download datasets ``names`` into ``data_dir`` (files already there and correct are kept).
     Each file is checked against its SHA-256 before it is moved into place, atomically."""
     check_names(names)
-    root = _absolute(data_dir)
+    root = absolute(data_dir)
     cache: dict[str, bytes] = {}
     for n in names:
         for f in DATASETS[n].files:

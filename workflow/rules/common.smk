@@ -1,7 +1,6 @@
 # Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.pipeline.
 import fnmatch
 import json
-import os
 import shlex
 
 from snakemake.exceptions import WorkflowError
@@ -83,7 +82,7 @@ def data_inputs(w):
 
 
 def data_root():
-    return os.path.abspath(os.path.expanduser(str(config["data_dir"])))
+    return str(data.absolute(config["data_dir"]))
 
 
 def data_option(w):
