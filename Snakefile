@@ -3,7 +3,10 @@
 #   snakemake --cores 2 figures/default/phe-fig1.pdf  one figure
 #   snakemake --cores 2 phe                           one paper
 #   snakemake --cores 2 --config scale=smoke all      another scale
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
+
+from ensemble_bandits import pipeline
 
 min_version("9.0")
 
@@ -11,6 +14,12 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# Typos fail here, naming the cause: a key given twice in a config file (config/config.yaml and
+# any --configfile), and a config key the schema does not know (e.g. --config scal=smoke).
+try:
+    pipeline.check_config(config, workflow.configfiles, "workflow/schemas/config.schema.yaml")
+except pipeline.RegistryError as err:
+    raise WorkflowError(str(err))
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
@@ -20,9 +29,10 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/targets.smk"
 
 
 rule all:
     default_target: True
     input:
-        targets(SCALE),
+        lambda w: targets(SCALE),

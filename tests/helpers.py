@@ -1,6 +1,4 @@
 """Helpers shared by the test modules."""
-import os
-import re
 import shutil
 from pathlib import Path
 
@@ -23,22 +21,25 @@ def run_history(agent, env, T):
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def shared_data_dir() -> Path:
-    """The project's data directory (config data_dir, resolved against the project root)."""
-    import yaml
+DATA_DIR = ROOT / "resources" / "data"  # the datasets shipped with the repository
 
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    return Path(os.path.abspath(ROOT / cfg["data_dir"]))
+
+def repo_data_dir() -> Path:
+    """The datasets shipped with the repository (``resources/data``), wherever the checkout sits.
+    Tests read them from here, never skip for want of them: a missing file is a failure."""
+    return DATA_DIR
 
 
 def copy_project(dst: Path) -> Path:
-    """A copy of the workflow without outputs, caches or git metadata, whose config names the data
-    directory by its absolute path (the relative default would not resolve from a scratch copy)."""
+    """A copy of the workflow without outputs, caches or git metadata, as a fresh clone has it:
+    the shipped datasets (``resources/``) included, and config/config.yaml unchanged (its relative
+    ``data_dir`` resolves against the copy's root).  Covertype, not shipped, is left out even when
+    it was fetched into the checkout."""
     dst.mkdir(parents=True, exist_ok=True)
-    for item in ("Snakefile", "config", "workflow", "notebooks"):
+    for item in ("Snakefile", "config", "workflow", "notebooks", "resources"):
         src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
-    cfg = dst / "config" / "config.yaml"
-    text = re.sub(r"(?m)^data_dir: .*$", f"data_dir: {shared_data_dir()}", cfg.read_text())
-    cfg.write_text(text)
+        if src.is_dir():
+            shutil.copytree(src, dst / item, ignore=shutil.ignore_patterns("covertype", "__pycache__"))
+        else:
+            shutil.copy(src, dst / item)
     return dst

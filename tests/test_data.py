@@ -1,7 +1,9 @@
 """The data layer: directory checks (existence, SHA-256), downloads, loaders and glmes Table 1.
 
-Loader tests compare with the counts that ../shared/data/README.md states independently of this
-code; they are skipped, with the reason, where the data directory is absent."""
+The datasets ship with the repository (resources/data); these tests read them from there and are
+never skipped for want of them: a missing or changed file fails.  Loader tests compare with the
+counts that resources/data/README.md states (from the sources' documentation), independently of
+this code."""
 from __future__ import annotations
 
 import hashlib
@@ -14,12 +16,68 @@ import numpy as np
 import pytest
 
 from ensemble_bandits import data, pipeline
+from ensemble_bandits.claims import evaluate
 from ensemble_bandits.static_tables import glmes_table1
-from helpers import shared_data_dir
+from helpers import ROOT, repo_data_dir
 
-DATA = shared_data_dir()
-needs_data = pytest.mark.skipif(not (DATA / "shuttle" / "shuttle.trn").is_file(),
-                                reason=f"the datasets are not at {DATA} (config data_dir)")
+DATA = repo_data_dir()
+SHIPPED = [f for d in data.DATASETS.values() if d.shipped for f in d.files]
+SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
+
+
+@pytest.mark.parametrize("f", SHIPPED, ids=[f.path for f in SHIPPED])
+def test_shipped_file_matches_its_size_and_sha256(f):
+    path = DATA / f.path
+    assert path.is_file(), f"{path} is missing: the datasets ship with the repository (git restore resources/data)"
+    assert path.stat().st_size == f.size
+    assert data.sha256(path) == f.sha256
+
+
+def test_shipped_checksum_lists_match_the_manifest():
+    """resources/data/SHA256SUMS and README.md state the manifest's checksums, and nothing else is
+    shipped (Covertype is fetched on request)."""
+    sums = dict(reversed(line.split()) for line in (DATA / "SHA256SUMS").read_text().splitlines() if line.strip())
+    assert sums == {f.path: f.sha256 for f in SHIPPED}
+    readme = (DATA / "README.md").read_text()
+    for d in data.DATASETS.values():
+        for f in d.files:
+            assert f"`{f.path}`" in readme and f.sha256 in readme
+            if f.size:
+                assert f"| {f.size:,} |" in readme
+    assert not data.DATASETS["covertype"].shipped
+    shipped_dirs = {p.name for p in DATA.iterdir() if p.is_dir()} - {"covertype"}  # covertype: git-ignored, if fetched
+    assert shipped_dirs == {d.name for d in data.DATASETS.values() if d.shipped}
+
+
+def test_nothing_points_at_a_directory_outside_the_repository():
+    """A fresh clone has nothing beside it: no code, config, notebook or test may name the shared
+    directory next to the development checkout."""
+    needle = "../" + "shared"
+    hits = []
+    skip = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+    roots = [ROOT / d for d in ("src", "workflow", "config", "notebooks", "tests")]
+    files = [ROOT / f for f in ("Snakefile", "pyproject.toml", "environment.yml", "README.md")]
+    for root in roots:
+        files += [p for p in root.rglob("*") if p.is_file() and not (skip & set(p.parts))
+                  and not any(part.endswith(".egg-info") for part in p.parts)]
+    for p in files:
+        try:
+            text = p.read_text()
+        except UnicodeDecodeError:
+            continue
+        hits += [f"{p.relative_to(ROOT)}:{i}" for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert not hits, f"{needle} named in: {', '.join(hits)}"
+
+
+def test_relative_data_dir_is_relative_to_the_project_root(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                                         # not the project root
+    assert data.absolute("resources/data", base=ROOT) == DATA
+    assert data.absolute(DATA, base=tmp_path) == DATA                   # absolute stays
+    assert data.absolute("x") == tmp_path / "x"                         # no base: the current directory
+    cfg = ROOT / "config" / "config.yaml"
+    assert data.config_data_dir(cfg) == DATA                            # the default config: the shipped data
+    assert data.config_data_dir(cfg, "../elsewhere") == ROOT.parent / "elsewhere"
+    assert len(data.verify(["mushroom"], "resources/data", base=ROOT)) == 1
 
 
 def test_unknown_dataset_is_named():
@@ -47,8 +105,7 @@ def test_missing_file_names_file_and_checksum(tmp_path):
         data.verify(["shuttle"], tmp_path)
 
 
-@needs_data
-def test_verify_accepts_the_shared_data_and_rejects_a_changed_byte(tmp_path):
+def test_verify_accepts_the_shipped_data_and_rejects_a_changed_byte(tmp_path):
     assert len(data.verify(["shuttle", "mushroom", "adult", "hate_speech_davidson"], DATA)) == 6
     copy = tmp_path / "d"
     shutil.copytree(DATA / "mushroom", copy / "mushroom")
@@ -59,6 +116,21 @@ def test_verify_accepts_the_shared_data_and_rejects_a_changed_byte(tmp_path):
     f.write_bytes(bytes(raw))
     with pytest.raises(data.DataError, match="expected e65d0820.*this file is 373704 bytes"):
         data.verify(["mushroom"], copy)
+
+
+def test_data_check_of_a_fresh_clone_passes_and_lists_covertype_as_absent(tmp_path, capsys, monkeypatch):
+    from ensemble_bandits import cli
+
+    monkeypatch.chdir(tmp_path)                                         # config data_dir: relative to the project root
+    cli.main(["data", "check", "--configfile", str(ROOT / "config" / "config.yaml")])
+    out = capsys.readouterr().out
+    for d in data.DATASETS.values():
+        for f in d.files if d.shipped else ():
+            assert f"OK    {d.name}: {DATA / f.path}" in out
+    if not data.present("covertype", DATA):                             # unless fetched into the checkout
+        assert "ABSENT covertype: not shipped with the repository" in out
+    with pytest.raises(SystemExit, match="1 of 1 dataset"):                # asked for by name: a failure
+        cli.main(["data", "check", "covertype", "--data-dir", str(tmp_path)])
 
 
 def _quiet(_msg):
@@ -118,7 +190,6 @@ def test_fetch_refuses_a_download_with_the_wrong_checksum(tmp_path, monkeypatch)
     assert not (tmp_path / "data" / "toy" / "values.csv").exists()
 
 
-@needs_data
 def test_loaders_match_the_counts_stated_with_the_data():
     X, y = data.load_classification("shuttle", DATA)
     assert X.shape == (58_000, 9) and np.bincount(y).tolist()[0] == 34_108 + 11_478
@@ -132,7 +203,6 @@ def test_loaders_match_the_counts_stated_with_the_data():
     assert X[:, 0].min() == 17 and X[:, 0].max() == 90                            # age stays numeric
 
 
-@needs_data
 def test_glmes_table1_recomputes_present_datasets_and_marks_absent_ones(tmp_path):
     t = glmes_table1(str(DATA)).set_index("Environment")
     assert t.loc["Shuttle", "matches paper"] == "yes" and t.loc["Shuttle", "rows"] == "58000"
@@ -150,6 +220,30 @@ def test_registry_rejects_an_unknown_dataset():
     fig = {"id": "x-tab", "series": []}
     with pytest.raises(pipeline.RegistryError, match="figure 'x-tab': unknown dataset"):
         pipeline.check_figure(entry, fig, {})
+    optional = {"id": "x-tab", "kind": "table", "optional_data": ["covtype"], "static": {"name": "glmes_table1"}}
+    with pytest.raises(pipeline.RegistryError, match=r"figure 'x-tab': unknown dataset\(s\) 'covtype'"):
+        pipeline.check_figure(optional, fig, {})
+    both = {"id": "x-tab", "kind": "table", "data": ["adult"], "optional_data": ["adult"],
+            "static": {"name": "glmes_table1"}}
+    with pytest.raises(pipeline.RegistryError, match="adult listed under both data"):
+        pipeline.check_figure(both, fig, {})
+
+
+def test_glmes_tab1_builds_without_covertype_and_says_data_absent(tmp_path):
+    """Covertype is optional data of glmes-tab1 (not required, so never checked at DAG build); without
+    it the table has its row marked "data absent", and the claim (hence REPORT.md) says so."""
+    entry = pipeline.load_registry(ROOT / "config", SCHEMA)["glmes-tab1"]
+    assert "covertype" not in entry["data"] and entry["optional_data"] == ["covertype"]
+    assert all(data.DATASETS[n].shipped for n in entry["data"])        # a fresh clone builds it
+    no_cov = tmp_path / "d"
+    for name in entry["data"]:
+        shutil.copytree(DATA / name, no_cov / name)
+    table = glmes_table1(str(no_cov))
+    assert table.set_index("Environment").loc["Covertype", "matches paper"] == "data absent"
+    [claim] = evaluate(entry, table, "smoke")
+    assert claim["status"] == "reproduced"
+    assert claim["numbers"] == "3 rows checked; matches paper != 'yes' for: none; not checked (data absent): Covertype"
+    assert "data absent" in entry["choices"]
 
 
 class _TorchAgent:

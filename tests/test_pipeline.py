@@ -25,16 +25,6 @@ CAPS = {"smoke": {"max_seeds": 4, "max_horizon": 300}, "default": {"max_seeds": 
 
 
 @pytest.fixture(scope="module")
-def config():
-    return pipeline.with_defaults(pipeline.load_yaml(ROOT / "config" / "config.yaml"))
-
-
-@pytest.fixture(scope="module")
-def registry():
-    return pipeline.load_registry(ROOT / "config", SCHEMA)
-
-
-@pytest.fixture(scope="module")
 def resolved(registry, config):
     return {(scale, fid): pipeline.resolve(entry, scale, config["scales"])
             for scale in pipeline.SCALES for fid, entry in registry.items()}

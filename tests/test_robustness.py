@@ -31,7 +31,7 @@ import pytest
 
 from ensemble_bandits import pipeline
 from ensemble_bandits.tables import read_run
-from helpers import copy_project, shared_data_dir
+from helpers import copy_project, repo_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
@@ -292,10 +292,12 @@ def test_corrupted_run_file_names_the_file_and_recomputes_once_deleted(built):
     others = {f: m for f, m in _mtimes(built).items() if Path(f) != bad}
     data = bad.read_bytes()
     bad.write_bytes(data[: len(data) // 2])
-    res = _snakemake(built, CHEAP, *SMOKE, "--forcerun", "aggregate", "--show-failed-logs")
+    res = _snakemake(built, CHEAP, *SMOKE, "--forcerun", "aggregate")   # no --show-failed-logs
     assert res.returncode != 0
     expected = f"cached result results/smoke/runs/{key}/seeds-0-4.npz is unreadable ("
-    assert expected in res.output and "); delete it and rerun" in res.output, res.output[-4000:]
+    cause = next((ln for ln in res.output.splitlines() if ln.startswith("error: ")), "")
+    assert expected in cause and "); delete it and rerun" in cause, res.output[-4000:]   # on the terminal
+    assert cause.endswith("[log: results/smoke/logs/aggregate/lines-gauss-ts.log]")
     log = (built / "results/smoke/logs/aggregate/lines-gauss-ts.log").read_text()
     assert expected in log                                                 # also without --show-failed-logs
     assert "results/smoke/logs/aggregate/lines-gauss-ts.log" in _snakemake(built, CHEAP, *SMOKE).output
@@ -322,7 +324,7 @@ def _no_data_dir(base: Path) -> Path:
 
 def _without_mushroom(base: Path) -> Path:
     d = base / "data-missing"
-    shutil.copytree(shared_data_dir(), d)
+    shutil.copytree(repo_data_dir(), d)
     os.chmod(d / "mushroom", 0o755)
     (d / MUSHROOM).unlink()
     return d
@@ -330,7 +332,7 @@ def _without_mushroom(base: Path) -> Path:
 
 def _corrupt_mushroom(base: Path) -> Path:
     d = base / "data-corrupt"
-    shutil.copytree(shared_data_dir(), d)
+    shutil.copytree(repo_data_dir(), d)
     os.chmod(d / MUSHROOM, 0o644)
     with open(d / MUSHROOM, "ab") as f:
         f.write(b"p,x,s,n,t,p,f,c,n,k,e,e,s,s,w,w,p,w,o,p,k,s,u\n")
@@ -356,8 +358,6 @@ DATA_INPUTS = [
 
 @pytest.fixture(scope="module")
 def built_data(tmp_path_factory):
-    if not (shared_data_dir() / MUSHROOM).is_file():
-        pytest.skip(f"the datasets are not at {shared_data_dir()} (config data_dir)")
     project = copy_project(tmp_path_factory.mktemp("bad-data"))
     _ok(_snakemake(project, DATA_FIG, *SMOKE))
     return project
@@ -387,7 +387,7 @@ def test_data_fetch_rule_checks_the_files_it_finds(built_data):
     assert _job_counts(res.output).get("fetch_data") == 3
     for name in ("shuttle", "mushroom", "adult"):
         stamp = (built_data / f"results/data/{name}.sha256").read_text()
-        assert stamp.startswith(f"OK    {name}: {shared_data_dir()}"), stamp
+        assert stamp.startswith(f"OK    {name}: {built_data / 'resources' / 'data'}"), stamp
         assert "present, checksum OK" in (built_data / f"results/logs/data/{name}.log").read_text()
 
 

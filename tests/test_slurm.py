@@ -134,7 +134,7 @@ def test_profile_without_accounting_database_uses_squeue(project, tmp_path):
 
 def test_profile_with_accounting_database_uses_sacct(project, tmp_path):
     """slurmdbd + MariaDB: the profile as shipped (status command sacct); sacct records every job."""
-    # glmes-tab1 reads the UCI data on the node (data_dir: the absolute path copy_project wrote)
+    # glmes-tab1 reads the UCI data on the node (the copy's resources/data, shipped with the repository)
     targets = ["figures/smoke/lines-equiv.pdf", "figures/smoke/lines-gauss-ts.pdf", "figures/smoke/glmes-tab1.pdf"]
     with slurm_cluster(tmp_path, accounting=True) as state:
         ids, where = run_profile(project, state, targets, FAST_POLL, "sacct")

@@ -5,6 +5,8 @@ Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +35,7 @@ def project(tmp_path_factory):
 def smoke_run(project):
     res = _snakemake(project, "all", "--config", "scale=smoke")
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-8000:]
+    (project / "smoke-run.out").write_text(res.stdout + res.stderr)
     return project
 
 
@@ -73,3 +76,31 @@ def test_lint_is_clean(project):
     res = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=project, capture_output=True,
                          text=True, timeout=300)
     assert "Congratulations" in res.stdout + res.stderr, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_figure_jobs_keep_kernel_noise_in_their_logs(smoke_run):
+    """papermill's progress bars and the kernel's shutdown chatter go to the figure job's log."""
+    out = (smoke_run / "smoke-run.out").read_text()
+    for noise in ("IPKernelApp", "Executing:", "KeyboardInterrupt", "cell/s]"):
+        assert noise not in out, noise
+    assert (smoke_run / "results/smoke/logs/figure/phe-fig1.log").is_file()
+
+
+def test_report_covers_what_was_built(smoke_run):
+    html = smoke_run / "report.html"
+    res = _snakemake(smoke_run, "--report", str(html), "all", "--config", "scale=smoke")
+    assert res.returncode == 0 and html.stat().st_size > 100_000, res.stderr[-3000:]
+    png = smoke_run / "figures/smoke/phe-tab1.png"
+    saved, stat = png.read_bytes(), png.stat()
+    png.unlink()
+    try:
+        part = _snakemake(smoke_run, "--report", str(html), "all", "--config", "scale=smoke")
+    finally:
+        png.write_bytes(saved)
+        os.utime(png, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert part.returncode == 0, part.stderr[-3000:]
+    assert re.search(r"report: \d+ of \d+ figures are built at scale 'smoke'; not built, so left out: "
+                     r"phe-tab1\n", part.stderr), part.stderr[-3000:]
+    none = _snakemake(smoke_run, "--report", str(html), "all", "--config", "scale=default")
+    assert none.returncode != 0
+    assert "--report: no figure has been built at scale 'default' yet" in none.stdout + none.stderr

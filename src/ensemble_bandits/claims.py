@@ -412,7 +412,10 @@ def column_is(table, column, value, ignore=()):
     label = table.columns[0]
     status = REPRODUCED if len(kept) and bad.empty else FAILED
     failing = ", ".join(str(v) for v in bad[label]) or "none"
-    return status, f"{len(kept)} rows checked; {column} != {value!r} for: {failing}"
+    skipped = table[vals.isin([str(v) for v in ignore])]
+    not_checked = "".join(f"; not checked ({v}): {', '.join(str(x) for x in skipped[label][vals[skipped.index] == v])}"
+                          for v in dict.fromkeys(vals[skipped.index]))
+    return status, f"{len(kept)} rows checked; {column} != {value!r} for: {failing}{not_checked}"
 
 
 _CURVE_ARGS = ("better", "worse", "a", "b", "baselines", "curves", "others", "reference", "numerator",

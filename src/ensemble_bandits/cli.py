@@ -14,6 +14,10 @@ import sys
 import time
 
 from . import pipeline
+from .data import DataError
+from .tables import CacheError
+
+DEFAULT_CONFIG = "config/config.yaml"
 
 
 def _load(args):
@@ -71,9 +75,10 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
         if st["name"] not in STATIC_TABLES:
             raise SystemExit(f"unknown static table {st['name']!r}; known: {', '.join(sorted(STATIC_TABLES))}")
         params = dict(st.get("params", {}))
-        if entry.get("data"):
+        if entry.get("data") or entry.get("optional_data"):
             if not data_dir:
-                raise SystemExit(f"{fig['id']} reads datasets {entry['data']}: give --data-dir or set data_dir")
+                raise SystemExit(f"{fig['id']} reads datasets "
+                                 f"{entry.get('data', []) + entry.get('optional_data', [])}: give --data-dir or set data_dir")
             params["data_dir"] = data_dir
         return STATIC_TABLES[st["name"]](**params)
     if not fig["series"]:
@@ -89,22 +94,26 @@ def cmd_aggregate(args):
     from .tables import write_atomic
 
     config, entry, fig = _figure(args)
-    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"], args.data_dir or config.get("data_dir"))
+    data_dir = args.data_dir
+    if not data_dir:  # the config's data_dir, relative to the project root as in the workflow
+        from .data import config_data_dir
+
+        data_dir = str(config_data_dir(args.configfile, config.get("data_dir")))
+    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"], data_dir)
     write_atomic(table, args.table)
     from .report import write_text_atomic
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
 def cmd_claims(args):
-    import pandas as pd
-
     from .claims import evaluate, validate_names
     from .report import dump_claims
+    from .tables import read_table
 
     config, entry, _ = _figure(args)
     paper = pipeline.resolve(entry, "paper", config["scales"])
     validate_names(entry, paper["curves"], paper["panels"])
-    results = evaluate(entry, pd.read_parquet(args.table), args.scale)
+    results = evaluate(entry, read_table(args.table), args.scale)
     dump_claims(entry["id"], results, args.json, args.rst)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
@@ -132,10 +141,15 @@ def cmd_timings(args):
     """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s")."""
     import re
 
+    logs = f"results/{args.scale}/logs/simulate"
+    if not (os.path.isdir(logs) and os.listdir(logs)):
+        raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
+                         f"{logs}/); build the figures first, e.g. `snakemake --cores 2 all --config "
+                         f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
     config, registry = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
-    grand = 0.0
+    grand, any_logged = 0.0, False
     for fid in args.ids or sorted(registry):
         fig = pipeline.resolve(registry[fid], args.scale, config["scales"])
         runs = pipeline.figure_runs(fig, per_job)
@@ -149,18 +163,49 @@ def cmd_timings(args):
                     secs += float(hit.group(1))
                     found += 1
         grand += secs
+        any_logged = any_logged or found > 0
         print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {found:7d} {secs:9.1f}")
     print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
+    if not any_logged:
+        print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
+
+
+def cmd_estimate(args):
+    """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
+    (pipeline.cell_cost_seconds); runs nothing."""
+    config, registry = _load(args)
+    per_job = args.seeds_per_job or config["seeds_per_job"]
+    ids = pipeline.match_ids(args.ids, sorted(registry), "id or pattern") if args.ids else sorted(registry)
+    figs = [pipeline.resolve(registry[fid], args.scale, config["scales"]) for fid in ids]
+    print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
+          f"a cost model (ensemble_bandits.pipeline.cell_cost_seconds, fitted on a 2-core machine, within about a "
+          f"factor of 2 there), not a measurement; nothing is run.")
+    print(f"{'figure':16s} {'cells':>7s} {'jobs':>7s} {'est. CPU':>10s}")
+    for fig in figs:
+        row = pipeline.cost_summary(pipeline.run_costs([fig], per_job))
+        cpu = pipeline.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
+        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:7,d} {cpu:>10s}")
+    total = pipeline.cost_summary(pipeline.run_costs(figs, per_job))
+    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {pipeline.format_cpu_time(total['seconds']):>10s}"
+          f"  (cells shared by figures counted once)")
 
 
 def cmd_data(args):
     """Check the datasets in a data directory, or download them there."""
-    from .data import DATASETS, DataError, fetch, verify
+    from pathlib import Path
+
+    from .data import DATASETS, DataError, config_data_dir, fetch, files, verify
 
     names = args.names or sorted(DATASETS)
-    data_dir = args.data_dir or pipeline.with_defaults(pipeline.load_yaml(args.configfile)).get("data_dir")
+    data_dir = args.data_dir or config_data_dir(  # config's data_dir: relative to the project root
+        args.configfile, pipeline.with_defaults(pipeline.load_yaml(args.configfile)).get("data_dir"))
     failed = []
     for name in names:
+        if (args.action == "check" and not args.names and not DATASETS[name].shipped
+                and not any(Path(p).exists() for p in files([name], data_dir))):
+            print(f"ABSENT {name}: not shipped with the repository and not in {data_dir} (optional; get it with "
+                  f"`python -m ensemble_bandits.cli data fetch {name} --data-dir {data_dir}`, needs network)")
+            continue
         try:
             if args.action == "fetch":
                 fetch([name], data_dir, log=lambda msg: print(msg, file=sys.stderr))
@@ -179,19 +224,19 @@ def main(argv=None):
     sub = p.add_subparsers(dest="cmd", required=True)
 
     def common(sp):
-        sp.add_argument("--configfile", default="config/config.yaml")
+        sp.add_argument("--configfile", default=DEFAULT_CONFIG)
         sp.add_argument("--config-dir", default="config")
         sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml")
         sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
-        sp.add_argument("--scale", required=True)
+        sp.add_argument("--scale", required=True, choices=pipeline.SCALES)
 
-    s = sub.add_parser("simulate")
+    s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
     s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_simulate)
 
-    a = sub.add_parser("aggregate")
+    a = sub.add_parser("aggregate", help="run files of a figure -> its table (parquet) and plot spec (JSON)")
     common(a)
     a.add_argument("--id", required=True)
     a.add_argument("--seeds-per-job", type=int, default=None)
@@ -200,7 +245,7 @@ def main(argv=None):
     a.add_argument("--spec", required=True)
     a.set_defaults(fn=cmd_aggregate)
 
-    c = sub.add_parser("claims")
+    c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
     common(c)
     c.add_argument("--id", required=True)
     c.add_argument("--table", required=True)
@@ -208,7 +253,7 @@ def main(argv=None):
     c.add_argument("--rst", required=True)
     c.set_defaults(fn=cmd_claims)
 
-    r = sub.add_parser("report")
+    r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
     common(r)
     r.add_argument("--ids", nargs="*", default=None)
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
@@ -221,15 +266,41 @@ def main(argv=None):
     tm.add_argument("--seeds-per-job", type=int, default=None)
     tm.set_defaults(fn=cmd_timings)
 
+    es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
+    common(es)
+    es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+    es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    es.set_defaults(fn=cmd_estimate)
+
     dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
     dt.add_argument("action", choices=["check", "fetch"])
     dt.add_argument("names", nargs="*", help="datasets (default: all)")
     dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
-    dt.add_argument("--configfile", default="config/config.yaml")
+    dt.add_argument("--configfile", default=DEFAULT_CONFIG)
     dt.set_defaults(fn=cmd_data)
 
     args = p.parse_args(argv)
-    args.fn(args)
+    if getattr(args, "configfile", None) == DEFAULT_CONFIG and not os.path.isfile(DEFAULT_CONFIG):
+        _enter_project(args)
+    try:
+        args.fn(args)
+    except (pipeline.RegistryError, DataError, CacheError) as err:
+        raise SystemExit(f"{args.cmd}: {err}") from None
+
+
+def _enter_project(args) -> None:
+    """Run from the project root when started elsewhere (paths given by the user stay valid)."""
+    from .paths import project_root
+
+    root = project_root()
+    if root is None:
+        raise SystemExit(f"{args.cmd}: no project here: run this in the directory holding the Snakefile and "
+                         f"{DEFAULT_CONFIG} (the clone of the repository), or pass --configfile")
+    for name in ("data_dir",):
+        if getattr(args, name, None):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    print(f"(working in the project at {root})", file=sys.stderr)
+    os.chdir(root)
 
 
 if __name__ == "__main__":

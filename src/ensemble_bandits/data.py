@@ -1,10 +1,12 @@
 """Real datasets: what a data directory must hold, checks of it, downloads, and loaders.
 
-The project never copies data into its repository.  It reads them from ``data_dir`` (config), in
-the layout of ``../shared/data`` (``<dataset>/<file>``), and checks each file's SHA-256 against the
-manifest below (the checksums in ``../shared/data/README.md``) before using it.  On a machine with
-network access, :func:`fetch` downloads the originals (UCI archive, the authors' GitHub release)
-into a data directory and checks them the same way.
+The datasets the figures need ship with the repository under ``resources/data/`` (the default
+``data_dir`` of the config; ``resources/data/README.md`` gives sources, licences and checksums), in
+the layout ``<dataset>/<file>``.  Each file's SHA-256 is checked against the manifest below before
+it is used.  A relative ``data_dir`` is resolved against the project root (the directory holding
+the Snakefile), not against the current directory.  Datasets that are not shipped (Covertype) are
+downloaded only when asked: :func:`fetch` gets the originals (UCI archive, the authors' GitHub
+release) into a data directory, checks them the same way and never overwrites a file.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ class Dataset:
     title: str
     page: str            # the dataset's home page (licence, citation)
     files: tuple[DataFile, ...]
+    shipped: bool = True  # in the repository under resources/data/ (else fetched on request)
 
 
 _UCI = "https://archive.ics.uci.edu/static/public"
@@ -58,7 +61,7 @@ DATASETS = {d.name: d for d in (
                  2_003_153, f"{_UCI}/2/adult.zip#adult.test"))),
     Dataset("covertype", "Covertype, UCI id 31", "https://archive.ics.uci.edu/dataset/31/covertype", (
         DataFile("covertype/covtype.data.gz", "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771",
-                 None, f"{_UCI}/31/covertype.zip#covtype.data.gz"),)),
+                 None, f"{_UCI}/31/covertype.zip#covtype.data.gz"),), shipped=False),
     Dataset("hate_speech_davidson", "Hate Speech and Offensive Language (Davidson et al. 2017)",
             "https://github.com/t-davidson/hate-speech-and-offensive-language", (
         DataFile("hate_speech_davidson/labeled_data.csv",
@@ -85,15 +88,39 @@ def sha256(path: Path | str) -> str:
 _VERIFIED: dict[tuple, bool] = {}  # (path, size, mtime) of files already checked in this process
 
 
-def absolute(data_dir) -> Path:
-    """``data_dir`` as an absolute, normalised path (``~`` expanded; symlinks kept)."""
-    return Path(os.path.abspath(os.path.expanduser(str(data_dir))))
+DEFAULT_DATA_DIR = "resources/data"  # relative to the project root; holds the shipped datasets
+
+
+def absolute(data_dir, base=None) -> Path:
+    """``data_dir`` as an absolute, normalised path (``~`` expanded; symlinks kept).  A relative
+    path is taken relative to ``base`` (the workflow passes the project root, the directory of the
+    Snakefile), or to the current directory when ``base`` is None."""
+    path = os.path.expanduser(str(data_dir))
+    if base is not None and not os.path.isabs(path):
+        path = os.path.join(os.path.expanduser(str(base)), path)
+    return Path(os.path.abspath(path))
+
+
+def config_data_dir(configfile, value=None) -> Path:
+    """``data_dir`` of the config file ``configfile`` (``value`` if given, else the file's own, else
+    :data:`DEFAULT_DATA_DIR`), relative paths resolved against the project root as Snakemake does."""
+    if value is None:
+        import yaml
+
+        with open(configfile) as fh:
+            value = (yaml.safe_load(fh) or {}).get("data_dir") or DEFAULT_DATA_DIR
+    from .paths import project_root
+
+    return absolute(value, base=project_root(Path(os.path.abspath(configfile)).parent) or Path.cwd())
 
 
 def _how_to_get(ds: Dataset, data_dir: Path) -> str:
+    shipped = (f"; {ds.name} ships with the repository in {DEFAULT_DATA_DIR}/{ds.name}/ (restore a changed "
+               f"checkout with `git restore {DEFAULT_DATA_DIR}/{ds.name}`)" if ds.shipped else
+               f"; {ds.name} is not shipped with the repository (fetched on request only)")
     return (f"get it with `python -m ensemble_bandits.cli data fetch {ds.name} --data-dir {data_dir}` "
             f"or by running Snakemake with --config data_fetch=true (needs network; source {ds.page}), or set data_dir in config/config.yaml "
-            f"(or --config data_dir=DIR) to a directory holding {ds.name}/")
+            f"(or --config data_dir=DIR) to a directory holding {ds.name}/" + shipped)
 
 
 def files(names, data_dir) -> list[str]:
@@ -109,16 +136,17 @@ def present(name: str, data_dir) -> bool:
     return all(Path(p).is_file() for p in files([name], data_dir))
 
 
-def verify(names, data_dir) -> list[str]:
-    """Check that ``data_dir`` holds every file of datasets ``names`` with the expected SHA-256;
-    return their absolute paths.  Raises :class:`DataError` naming the directory or the file, the
-    expected checksum, and how to get the file."""
+def verify(names, data_dir, base=None) -> list[str]:
+    """Check that ``data_dir`` (relative to ``base``, see :func:`absolute`) holds every file of
+    datasets ``names`` with the expected SHA-256; return their absolute paths.  Raises
+    :class:`DataError` naming the directory or the file, the expected checksum, and how to get it."""
     check_names(names)
-    root = absolute(data_dir)
+    root = absolute(data_dir, base)
     if not root.is_dir():
         raise DataError(f"data directory {root} does not exist (config data_dir={data_dir!s}); it must hold "
                         f"{', '.join(f.path for n in names for f in DATASETS[n].files)}. "
-                        f"Point data_dir at the datasets (--config data_dir=DIR) or fetch them (needs network): "
+                        f"Point data_dir at the datasets (--config data_dir=DIR; the default, {DEFAULT_DATA_DIR} of the "
+                        f"repository, holds the shipped ones) or fetch them (needs network): "
                         f"`python -m ensemble_bandits.cli data fetch {' '.join(names)} --data-dir {root}`, "
                         f"or run Snakemake with --config data_fetch=true")
     out = []

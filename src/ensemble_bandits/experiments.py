@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.linear import EnsembleSampling, bmv
+from .agents.linear import EnsembleSampling
 from .environments import ENVIRONMENTS
 
 

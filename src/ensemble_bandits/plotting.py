@@ -142,7 +142,9 @@ def load_table(table):
         raise FileNotFoundError(f"table {str(path)!r} does not exist")
     if path.suffix == ".csv":
         return pd.read_csv(path)
-    return pd.read_parquet(path)
+    from .tables import read_table
+
+    return read_table(path)
 
 
 def load_spec(spec) -> dict:

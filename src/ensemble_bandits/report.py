@@ -56,7 +56,21 @@ def provenance(scale: str) -> str:
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.node() or 'unknown host'}, {os.cpu_count()} cores, {platform.platform()}"
     return (f"Provenance: commit {commit}, scale `{scale}`, generated {when}, machine {machine}; "
-            f"ensemble_bandits {__version__} (algorithms v{ALGORITHMS_VERSION}).")
+            f"ensemble_bandits {__version__} (algorithms v{ALGORITHMS_VERSION}); {package_versions()}.")
+
+
+def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "papermill")) -> str:
+    """``python 3.11.7, numpy 2.4.6, ...``: the versions that produced a report (read from the
+    installed distributions' metadata, so torch is not imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = [f"python {platform.python_version()}"]
+    for name in names:
+        try:
+            parts.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            parts.append(f"{name} not installed")
+    return ", ".join(parts)
 
 
 def report_markdown(scale: str, figures: list, skipped=()) -> str:

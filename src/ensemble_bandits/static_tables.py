@@ -226,8 +226,9 @@ GLMES_UCI = {"shuttle": ("Shuttle", 9, 7), "mushroom": ("Mushroom", 22, 2), "adu
 def glmes_table1(data_dir: str, datasets=("shuttle", "mushroom", "adult", "covertype")) -> pd.DataFrame:
     """glmes Table 1 recomputed from the data files: d = number of features, K = number of classes.
     A dataset whose files are absent from ``data_dir`` keeps the paper's values with "data absent"
-    (the figure's ``data:`` list makes the ones it needs required); present files are always
-    checked against their SHA-256 first."""
+    (the figure's registry ``data:`` list makes the ones it needs required, checked before any job
+    runs; ``optional_data:`` ones, Covertype, may be absent); present files are always checked
+    against their SHA-256 first."""
     from . import data
 
     rows = []

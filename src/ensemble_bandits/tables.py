@@ -31,15 +31,34 @@ def write_columns_atomic(columns: dict, path) -> None:
     atomic_write(path, write)
 
 
+class CacheError(RuntimeError):
+    """A cached result (run file or aggregated table) cannot be read: delete it and rerun."""
+
+
+def _read_cached(path, read):
+    try:
+        return read(path)
+    except Exception as err:  # noqa: BLE001 - any failure to read means a corrupt cache entry
+        raise CacheError(f"cached result {path} is unreadable ({type(err).__name__}: {err}); "
+                         f"delete it and rerun") from None
+
+
 def read_run(path):
     """A cached run file as a DataFrame, with a clear error when it is unreadable (delete it)."""
     import pandas as pd
 
-    try:
-        with np.load(path) as data:
+    def read(p):
+        with np.load(p) as data:
             return pd.DataFrame({k: data[k] for k in data.files})
-    except Exception as err:  # noqa: BLE001 - any failure to read means a corrupt cache entry
-        raise RuntimeError(f"cached result {path} is unreadable ({err}); delete it and rerun") from None
+
+    return _read_cached(path, read)
+
+
+def read_table(path):
+    """An aggregated table (parquet), with the same clear error as a run file when unreadable."""
+    import pandas as pd
+
+    return _read_cached(path, pd.read_parquet)
 
 
 def figure_table(fig: dict, per_job: int, files=None):

@@ -4,12 +4,13 @@
 
 rule aggregate:
     input:
-        runs=lambda w: pipeline.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
+        runs=simulation_runs,
         data=data_inputs,
     output:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
         spec="results/{scale}/tables/{paper}-{fig}.json",
     params:
+        logged=LOGGED,
         digest=lambda w: pipeline.entry_digest(entry(w)),
         algorithms=ALGORITHMS_VERSION,
         scales=scales_json(),
@@ -24,9 +25,9 @@ rule aggregate:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "OPENBLAS_NUM_THREADS=1 python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
+        "OPENBLAS_NUM_THREADS=1 {params.logged} {log} python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
         "--seeds-per-job {params.per_job} --scales-json {params.scales} {params.data} "
-        "--table {output.table} --spec {output.spec} 2> {log}"
+        "--table {output.table} --spec {output.spec}"
 
 
 rule claims:
@@ -36,6 +37,7 @@ rule claims:
         json="results/{scale}/claims/{paper}-{fig}.json",
         rst="results/{scale}/claims/{paper}-{fig}.rst",
     params:
+        logged=LOGGED,
         claims=lambda w: json.dumps(entry(w).get("claims", []), sort_keys=True),
         scales=scales_json(),
         fid=fid_of,
@@ -46,5 +48,5 @@ rule claims:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m ensemble_bandits.cli claims --id {params.fid} --scale {wildcards.scale} "
-        "--scales-json {params.scales} --table {input.table} --json {output.json} --rst {output.rst} 2> {log}"
+        "{params.logged} {log} python -m ensemble_bandits.cli claims --id {params.fid} --scale {wildcards.scale} "
+        "--scales-json {params.scales} --table {input.table} --json {output.json} --rst {output.rst}"

@@ -1,7 +1,8 @@
 # Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.pipeline.
-import fnmatch
 import json
+import os
 import shlex
+import sys
 
 from snakemake.exceptions import WorkflowError
 
@@ -16,10 +17,19 @@ except pipeline.RegistryError as err:
 ALL_IDS = sorted(REGISTRY)
 # `skip` (config): ids or glob patterns left out of `all`, the paper targets and REPORT.md, which
 # lists them as not run (e.g. --config scale=paper skip='[epp-fig2b,epp-fig8*]').
-SKIPPED = [i for i in ALL_IDS if any(fnmatch.fnmatch(i, pat) for pat in config.get("skip", []))]
+# A pattern that matches no id is an error naming it and the known ids (a typo would skip nothing).
+try:
+    SKIPPED = pipeline.match_ids(config.get("skip", []), ALL_IDS, "skip pattern")
+except pipeline.RegistryError as err:
+    raise WorkflowError(str(err))
 IDS = [i for i in ALL_IDS if i not in SKIPPED]
 PAPERS = ["phe", "lines", "glmes", "epp"]
 _RESOLVED = {}
+
+
+# Run a rule's command with its stderr in its log; on failure the log's last line (the cause)
+# reaches the terminal too (workflow/scripts/logged.sh; the working directory is the project root).
+LOGGED = "bash workflow/scripts/logged.sh"
 
 
 wildcard_constraints:
@@ -67,28 +77,40 @@ def entry(w):
 
 
 def data_inputs(w):
-    """Files of the datasets a figure reads, checked (present, SHA-256) while the DAG is built, so
-    a missing or wrong file stops the run before any job starts."""
-    names = entry(w).get("data", [])
-    if not names:
+    """Files of the datasets a figure reads.  Required datasets (registry ``data:``) are checked
+    (present, SHA-256) while the DAG is built, so a missing or wrong file stops the run before any
+    job starts.  Optional datasets (``optional_data:``) never stop a run when absent: the figure is
+    built without them and says "data absent"; their files are inputs only when all are present
+    (then checked like the others), so adding them later rebuilds the figure."""
+    e = entry(w)
+    names, optional = e.get("data", []), e.get("optional_data", [])
+    if not names and not optional:
         return []
-    if str(config.get("data_fetch", False)).lower() == "true":  # rule fetch_data downloads what is missing, then checks everything
-        return [f"results/data/{name}.sha256" for name in names]
+    present = [n for n in optional if data.present(n, data_root())]
     try:
-        return data.verify(names, config["data_dir"])
+        extra = data.verify(present, data_root()) if present else []
+    except data.DataError as err:  # there, but not the expected file: never used silently
+        raise WorkflowError(f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; the dataset is "
+                            f"optional: move its files out of data_dir to build {fid_of(w)} without it")
+    try:
+        if str(config.get("data_fetch", False)).lower() == "true":  # rule fetch_data downloads what is missing, then checks everything
+            return [f"results/data/{name}.sha256" for name in names] + extra
+        return (data.verify(names, config["data_dir"], base=workflow.basedir) if names else []) + extra
     except data.DataError as err:
         raise WorkflowError(f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; to build the "
                             f"rest without it: --config skip='[{fid_of(w)}]'")
 
 
 def data_root():
-    return str(data.absolute(config["data_dir"]))
+    """data_dir as an absolute path; a relative one is relative to the project root (the directory
+    of the Snakefile), wherever snakemake is started from."""
+    return str(data.absolute(config["data_dir"], base=workflow.basedir))
 
 
 def data_option(w):
     """``--data-dir DIR`` for figures that read datasets (empty otherwise, so that moving data_dir
     reruns only those)."""
-    if not entry(w).get("data"):
+    if not (entry(w).get("data") or entry(w).get("optional_data")):
         return ""
     return f"--data-dir {shlex.quote(data_root())}"
 
@@ -97,9 +119,28 @@ def figure_targets(scale, ids):
     return [f"figures/{scale}/{i}.{ext}" for i in ids for ext in ("pdf", "png")]
 
 
+# `snakemake --report report.html [targets]` never builds anything: it covers what was built.
+REPORTING = any(a.split("=")[0] in ("--report", "--reporter") for a in sys.argv[1:])
+
+
+def built_only(scale, ids):
+    """Ids whose figure files exist at ``scale`` (for --report), with a note of what is left out."""
+    built = [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]
+    if not built:
+        raise WorkflowError(f"--report: no figure has been built at scale {scale!r} yet; build them first, "
+                            f"e.g. `snakemake --cores 2 all --config scale={scale}`, then run the report again")
+    if len(built) < len(ids):
+        left = [i for i in ids if i not in built]
+        print(f"report: {len(built)} of {len(ids)} figures are built at scale {scale!r}; not built, so left "
+              f"out: {', '.join(left)}", file=sys.stderr)
+    return built
+
+
 def targets(scale, paper=None):
     ids = [i for i in IDS if paper is None or REGISTRY[i]["paper"] == paper]
     summary = f"figures/{scale}/REPORT.md" if paper is None else f"figures/{scale}/REPORT-{paper}.md"
+    if REPORTING:  # the figures built (REPORT.md would pull in every figure: it is not in the report)
+        return figure_targets(scale, built_only(scale, ids))
     return figure_targets(scale, ids) + [summary]
 
 
@@ -107,17 +148,71 @@ def scales_json():
     return shlex.quote(json.dumps(config["scales"], sort_keys=True))
 
 
+# SLURM runtime request: RUNTIME_SAFETY x the cost model's estimate, plus 10 minutes (job start-up,
+# a slow node or a busy file system); the estimate is fitted on one machine, a node may be slower.
+RUNTIME_SAFETY = 10
+
+
 def cost_minutes(w):
-    """SLURM runtime request of a simulate job: a rough cost model of the cell, with a floor."""
-    c = cell(w.scale, w.key)
-    if "experiment" in c:
-        T, work = c["experiment"].get("horizon", 1000), 1.0
-    else:
-        T = c["horizon"]
-        env = c["env"]
-        work = env.get("d", 10) ** 2 + env.get("d", 10) * env.get("n_arms", 100)
-        members = c["agent"].get("m", c["agent"].get("M", 1))
-        members = T if members in ("T", "horizon") else members
-        work += members * env.get("d", 10)
-    seeds = int(w.end) - int(w.start)
-    return max(10, int(3 * seeds * T * (20 + work / 50) * 1e-6 / 60) + 10)
+    """SLURM runtime request (minutes) of a simulate job, from the cost model of its cell
+    (pipeline.cell_cost_seconds), with a safety factor and a 10-minute floor."""
+    seconds = pipeline.cell_cost_seconds(cell(w.scale, w.key), int(w.end) - int(w.start))
+    return int(RUNTIME_SAFETY * seconds / 60) + 10
+
+
+_COST_NOTICE = []
+
+
+def requested_figures():
+    """(scale, id) of each figure the command line's targets need: ``all`` (also the default
+    target), a paper, a bare id, or a file under figures/<scale>/ or results/<scale>/ named after
+    an id or a report.  Other targets (run files, rules) name no figure."""
+    settings = getattr(workflow, "dag_settings", None)
+    if settings is None or settings.target_jobs:      # a cluster job's own Snakemake: no notice
+        return []
+    wanted = []
+    for target in settings.targets or ["all"]:
+        target = os.path.relpath(target) if os.path.isabs(target) else os.path.normpath(target)
+        parts = target.split(os.sep)
+        if target == "all":
+            wanted += [(SCALE, i) for i in IDS]
+        elif target in PAPERS:
+            wanted += [(SCALE, i) for i in IDS if REGISTRY[i]["paper"] == target]
+        elif target in REGISTRY:
+            wanted.append((SCALE, target))
+        elif len(parts) >= 3 and parts[0] in ("figures", "results") and parts[1] in pipeline.SCALES:
+            name = parts[-1].split(".")[0]
+            if name == "REPORT":
+                wanted += [(parts[1], i) for i in IDS]
+            elif name.startswith("REPORT-"):
+                wanted += [(parts[1], i) for i in IDS if REGISTRY[i]["paper"] == name[len("REPORT-"):]]
+            elif name in REGISTRY:
+                wanted.append((parts[1], name))
+    return list(dict.fromkeys(wanted))
+
+
+def announce_cost():
+    """Once, while the DAG is built: when the simulations the requested targets still need are
+    estimated above pipeline.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count."""
+    if _COST_NOTICE:
+        return
+    _COST_NOTICE.append(True)
+    figs = [figure(scale, fid) for scale, fid in requested_figures()]
+    notice = pipeline.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
+    if notice:
+        print(notice, file=sys.stderr, flush=True)
+
+
+def simulation_runs(w):
+    """Run files of the figure an aggregate job builds (after the cost notice, see above)."""
+    announce_cost()
+    return pipeline.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"])
+
+
+def unknown_target_error(w):
+    """Input function of the catch-all target (targets.smk): a bare word that is no id, paper or rule."""
+    raise WorkflowError(
+        f"unknown target {w.target!r}: a target is a figure id (e.g. snakemake phe-fig1, built at the configured "
+        f"scale), a paper ({', '.join(PAPERS)}), all, or a file such as figures/<scale>/<id>.pdf; "
+        f"known ids: {', '.join(ALL_IDS)}"
+    )

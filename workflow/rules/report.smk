@@ -11,6 +11,7 @@ rule report_all:
     output:
         "figures/{scale}/REPORT.md",
     params:
+        logged=LOGGED,
         scales=scales_json(),
         ids=" ".join(IDS),
         skipped=" ".join(SKIPPED),
@@ -19,8 +20,8 @@ rule report_all:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
-        "--ids {params.ids} --skipped {params.skipped} --out {output} 2> {log}"
+        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "--ids {params.ids} --skipped {params.skipped} --out {output}"
 
 
 rule report_paper:
@@ -30,6 +31,7 @@ rule report_paper:
     output:
         "figures/{scale}/REPORT-{paper}.md",
     params:
+        logged=LOGGED,
         scales=scales_json(),
         ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
     log:
@@ -37,25 +39,25 @@ rule report_paper:
     conda:
         "../envs/pipeline.yaml"
     shell:
-        "python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
-        "--ids {params.ids} --out {output} 2> {log}"
+        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "--ids {params.ids} --out {output}"
 
 
 rule phe:
     input:
-        targets(SCALE, "phe"),
+        lambda w: targets(SCALE, "phe"),
 
 
 rule lines:
     input:
-        targets(SCALE, "lines"),
+        lambda w: targets(SCALE, "lines"),
 
 
 rule glmes:
     input:
-        targets(SCALE, "glmes"),
+        lambda w: targets(SCALE, "glmes"),
 
 
 rule epp:
     input:
-        targets(SCALE, "epp"),
+        lambda w: targets(SCALE, "epp"),

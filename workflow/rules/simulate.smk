@@ -6,6 +6,7 @@ rule simulate:
     output:
         "results/{scale}/runs/{key}/seeds-{start}-{end}.npz",
     params:
+        logged=LOGGED,
         cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
         algorithms=ALGORITHMS_VERSION,
     log:
@@ -20,5 +21,5 @@ rule simulate:
         "../envs/pipeline.yaml"
     shell:
         "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
-        "python -m ensemble_bandits.cli simulate --cell {params.cell} "
-        "--seeds {wildcards.start} {wildcards.end} --out {output} 2> {log}"
+        "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "
+        "--seeds {wildcards.start} {wildcards.end} --out {output}"

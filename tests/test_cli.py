@@ -1,0 +1,94 @@
+"""The command line as a user meets it: help, validated choices, runs from any directory, clear
+answers where there is nothing to report, and clean one-line errors for corrupt cached results."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ensemble_bandits import report
+from ensemble_bandits.paths import project_root
+from ensemble_bandits.tables import CacheError, read_table, write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "ensemble_bandits.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_every_subcommand_has_help_text():
+    res = _cli("--help", cwd=ROOT)
+    assert res.returncode == 0
+    for cmd in ("simulate", "aggregate", "claims", "report", "timings", "data"):
+        line = next((ln for ln in res.stdout.splitlines() if ln.strip().startswith(cmd + " ")), "")
+        assert len(line.split()) > 3, f"no help text for {cmd!r}:\n{res.stdout}"
+
+
+def test_unknown_scale_is_refused_with_the_choices():
+    res = _cli("timings", "--scale", "huge", cwd=ROOT)
+    assert res.returncode == 2
+    assert "invalid choice: 'huge' (choose from 'smoke', 'default', 'paper')" in res.stderr
+
+
+def test_timings_without_results_says_so_from_a_subdirectory(tmp_path):
+    """Started below the project root, the CLI works in the project; with no simulation logs there
+    it says what to run instead of printing a table of zeros."""
+    import shutil
+
+    project = tmp_path / "proj"                              # a project copy with no results at all
+    for item in ("config", "workflow"):
+        shutil.copytree(ROOT / item, project / item)
+    shutil.copy(ROOT / "Snakefile", project / "Snakefile")
+    res = _cli("timings", "--scale", "smoke", cwd=project / "config")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert f"(working in the project at {project.resolve()})" in res.stderr
+    assert "no timings: no simulation has run at scale 'smoke'" in res.stderr
+    assert "snakemake --cores 2 all --config scale=smoke" in res.stderr
+    assert res.stdout == ""
+
+
+def test_outside_any_project_the_cli_uses_its_own_checkout(tmp_path):
+    res = _cli("timings", "--scale", "smoke", "--ids", "phe-tab1", cwd=tmp_path)
+    assert f"(working in the project at {ROOT})" in res.stderr, res.stderr
+
+
+def test_project_root_walks_up_and_knows_a_non_project(tmp_path):
+    assert project_root(ROOT / "src" / "ensemble_bandits") == ROOT
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("scale: smoke\n")
+    (tmp_path / "Snakefile").write_text("")
+    assert project_root(tmp_path / "config") == tmp_path.resolve()
+
+
+def test_corrupt_table_is_a_one_line_cache_error(tmp_path):
+    good = tmp_path / "t.parquet"
+    write_atomic(pd.DataFrame({"a": [1, 2]}), good)
+    assert read_table(good)["a"].tolist() == [1, 2]
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(good.read_bytes()[:20])
+    with pytest.raises(CacheError, match=rf"cached result {bad} is unreadable \(.*\); delete it and rerun"):
+        read_table(bad)
+
+
+def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path):
+    bad = tmp_path / "phe-tab1.parquet"
+    bad.write_bytes(b"not parquet")
+    res = _cli("claims", "--id", "phe-tab1", "--scale", "smoke", "--table", str(bad),
+               "--json", str(tmp_path / "c.json"), "--rst", str(tmp_path / "c.rst"), cwd=ROOT)
+    assert res.returncode == 1
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"claims: cached result {bad} is unreadable (") and last.endswith("delete it and rerun")
+    assert "Traceback" not in res.stderr
+
+
+def test_provenance_names_commit_scale_and_package_versions():
+    line = report.provenance("smoke")
+    assert line.startswith("Provenance: commit ") and "scale `smoke`" in line
+    for name in ("python 3.", "numpy 2.", "scipy ", "torch ", "snakemake ", "papermill "):
+        assert name in line, line
+    assert "not installed" not in line

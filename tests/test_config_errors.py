@@ -1,0 +1,279 @@
+"""Typos must not cost hours: a mistyped config key, skip pattern or target, a key given twice in a
+YAML file, and an unexpectedly expensive run are each reported before anything runs.
+
+The unit tests check the library (pipeline.load_yaml, check_config, match_ids, the cost model,
+cli estimate); the tests marked ``workflow`` run ``snakemake -n`` (dry runs only, a few seconds
+each) in a scratch copy of the project and check the message the user sees.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ensemble_bandits import cli, pipeline
+from ensemble_bandits.pipeline import RegistryError
+from helpers import copy_project
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
+KNOWN_KEYS = "known keys: data_dir, data_fetch, gpu, scale, scales, seeds_per_job, skip"
+
+
+def resolved(registry, config, scale, ids=None):
+    return [pipeline.resolve(registry[i], scale, config["scales"]) for i in (ids or sorted(registry))]
+
+
+# ---------------------------------------------------------------------------------------
+# duplicate keys in YAML
+
+
+def test_duplicate_key_names_the_file_and_both_lines(tmp_path):
+    path = tmp_path / "lines.yaml"
+    path.write_text("lines-x:\n  title: t\n  seeds: 30\n  horizon: 10\n  seeds: 300\n")
+    with pytest.raises(RegistryError) as err:
+        pipeline.load_yaml(path)
+    assert str(err.value) == f"{path}, line 5: duplicate key 'seeds' (first at line 3)"
+
+
+def test_duplicate_figure_id_in_one_registry_file(tmp_path):
+    figures = tmp_path / "config" / "figures"
+    figures.mkdir(parents=True)
+    entry = "  title: t\n  caption: c\n  kind: table\n  static: {name: x}\n"
+    (figures / "phe.yaml").write_text(f"phe-a:\n{entry}\nphe-b:\n{entry}\nphe-a:\n{entry}")
+    with pytest.raises(RegistryError, match=r"phe\.yaml, line 13: duplicate key 'phe-a' \(first at line 1\)"):
+        pipeline.load_registry(tmp_path / "config", REGISTRY_SCHEMA)
+
+
+def test_merge_keys_and_equal_values_in_different_mappings_are_fine(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text("base: &b {seeds: 1, horizon: 2}\na:\n  <<: *b\n  seeds: 3\nb: {seeds: 3}\n")
+    assert pipeline.load_yaml(path) == {"base": {"seeds": 1, "horizon": 2}, "a": {"seeds": 3, "horizon": 2},
+                                        "b": {"seeds": 3}}
+
+
+def test_invalid_yaml_names_the_file(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("a: [1, 2\n")
+    with pytest.raises(RegistryError, match=r"(?s)bad\.yaml: not valid YAML: .*line 1, column 4"):
+        pipeline.load_yaml(path)
+
+
+def test_every_yaml_file_of_the_project_parses_strictly():
+    files = [*ROOT.glob("config/**/*.yaml"), *ROOT.glob("workflow/**/*.yaml")]
+    assert len(files) >= 6
+    for path in files:
+        pipeline.load_yaml(path)
+
+
+def test_check_config_reads_every_config_file_strictly(tmp_path, config):
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("scale: smoke\nseeds_per_job: 2\nscale: paper\n")
+    with pytest.raises(RegistryError, match=r"extra\.yaml, line 3: duplicate key 'scale' \(first at line 1\)"):
+        pipeline.check_config(config, [ROOT / "config" / "config.yaml", extra], CONFIG_SCHEMA)
+
+
+# ---------------------------------------------------------------------------------------
+# unknown config keys, skip patterns
+
+
+def test_unknown_config_key_names_the_key_and_the_known_keys(config):
+    with pytest.raises(RegistryError) as err:
+        pipeline.check_config({**config, "scal": "smoke"}, [], CONFIG_SCHEMA)
+    assert str(err.value) == f"unknown config key(s) ['scal'] (did you mean 'scale'?); {KNOWN_KEYS}"
+    with pytest.raises(RegistryError, match=r"\['skips', 'zzz'\] \(did you mean 'skip' for 'skips'\?\); known"):
+        pipeline.check_config({**config, "skips": ["epp-fig8*"], "zzz": 1}, [], CONFIG_SCHEMA)
+
+
+def test_project_config_has_only_known_keys(config):
+    pipeline.check_config(pipeline.load_yaml(ROOT / "config" / "config.yaml"), [ROOT / "config" / "config.yaml"],
+                          CONFIG_SCHEMA)
+
+
+def test_config_schema_rejects_unknown_keys():
+    cfg = pipeline.load_yaml(ROOT / "config" / "config.yaml")
+    schema = pipeline.load_yaml(CONFIG_SCHEMA)
+    jsonschema.validate(cfg, schema)
+    with pytest.raises(jsonschema.ValidationError, match="'scal' was unexpected"):
+        jsonschema.validate({**cfg, "scal": "smoke"}, schema)
+
+
+def test_skip_pattern_matching_no_id_is_an_error(registry):
+    ids = sorted(registry)
+    assert pipeline.match_ids(["epp-fig8*", "phe-tab1"], ids) == \
+        ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-tab1"]
+    assert pipeline.match_ids([], ids) == []
+    with pytest.raises(RegistryError) as err:
+        pipeline.match_ids(["epp-fig8*", "epp-fig9*"], ids, "skip pattern")
+    assert str(err.value) == f"skip pattern 'epp-fig9*' matches no figure id; known ids: {', '.join(ids)}"
+
+
+# ---------------------------------------------------------------------------------------
+# cost model and estimate
+
+
+def test_cell_cost_grows_with_seeds_rounds_arms_and_members():
+    cell = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100},
+            "agent": {"name": "ensemble_pp", "M": 8}, "horizon": 1000}
+    base = pipeline.cell_cost_seconds(cell, 50)
+    assert base > 0
+    assert pipeline.cell_cost_seconds(cell, 100) > base
+    assert pipeline.cell_cost_seconds({**cell, "horizon": 2000}, 50) == pytest.approx(2 * base)
+    assert pipeline.cell_cost_seconds({**cell, "env": {**cell["env"], "n_arms": 10000}}, 50) > 5 * base
+    assert pipeline.cell_cost_seconds({**cell, "agent": {"name": "ensemble_pp", "M": 256}}, 50) > base
+    assert pipeline.cell_cost_seconds({**cell, "timing": "unbatched"}, 50) > 5 * base
+    es_t = {"env": cell["env"], "agent": {"name": "ensemble_sampling", "m": "T"}, "horizon": 1000}
+    assert pipeline.cell_cost_seconds(es_t, 50) > pipeline.cell_cost_seconds({**es_t, "agent": {"m": 10}}, 50)
+    exp = {"experiment": {"name": "coupled_es_phe", "env": cell["env"], "horizon": 1000}}
+    assert pipeline.cell_cost_seconds(exp, 50) > pipeline.cell_cost_seconds(es_t, 50)
+
+
+# CPU seconds measured at paper scale on a 2-core machine (README, Scales), seeds_per_job=50
+MEASURED = {"phe-fig1": 73, "phe-runtime": 310, "lines-msweep": 624, "lines-equiv": 125, "lines-tscale": 51,
+            "epp-fig2a": 832, "epp-fig6": 599}
+
+
+@pytest.mark.parametrize("fid", sorted(MEASURED))
+def test_cost_model_is_calibrated_on_measured_figures(registry, config, fid):
+    est = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", [fid]), 50))["seconds"]
+    assert MEASURED[fid] / 3 < est < 3 * MEASURED[fid], (fid, est)
+
+
+def test_cost_notice_only_above_one_cpu_hour(registry, config):
+    for scale in ("smoke", "default"):
+        assert pipeline.cost_notice(resolved(registry, config, scale), 50) is None
+    big = ["epp-fig2b", "epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"]
+    cheap = [i for i in registry if i not in big]
+    assert pipeline.cost_notice(resolved(registry, config, "paper", cheap), 50) is None
+    figs = resolved(registry, config, "paper")
+    total = pipeline.cost_summary(pipeline.run_costs(figs, 50))
+    assert total["seconds"] > 10 * 3600 and total["jobs"] > 10000         # README: 13,102 jobs, 3,327 cells
+    notice = pipeline.cost_notice(figs, 50)
+    assert notice.startswith("Estimated cost of this run: about ")
+    assert (f" h of CPU time in {total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale paper, "
+            f"seeds_per_job=50; run files already present not counted)") in notice
+    assert "estimate from a cost model" in notice and "cli estimate --scale paper" in notice
+    # run files already present are not counted
+    assert pipeline.cost_notice(resolved(registry, config, "paper"), 50, exists=lambda path: True) is None
+
+
+def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, registry, config):
+    monkeypatch.chdir(ROOT)
+    grid = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", ["epp-fig8a"]), 10))
+    total = pipeline.cost_summary(pipeline.run_costs(
+        resolved(registry, config, "paper", ["phe-fig1", *(f"epp-fig8{x}" for x in "abcde")]), 10))
+    cli.main(["estimate", "phe-fig1", "epp-fig8*", "--scale", "paper", "--seeds-per-job", "10"])
+    out = capsys.readouterr().out
+    assert "an estimate from a cost model" in out and "nothing is run" in out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    assert list(rows) == ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-fig1", "total"]
+    assert rows["phe-fig1"][:2] == ["18", "180"]                # 18 cells x 100 seeds / 10 per job
+    assert rows["epp-fig8a"][:2] == [f"{grid['cells']:,}", f"{grid['jobs']:,}"]
+    assert rows["total"][:2] == [f"{total['cells']:,}", f"{total['jobs']:,}"]
+    assert rows["total"][3] == "h" and "(cells shared by figures counted once)" in out
+    with pytest.raises(SystemExit, match="estimate: id or pattern 'phe-fig99' matches no figure id; known ids: "):
+        cli.main(["estimate", "phe-fig99", "--scale", "paper"])
+
+
+# ---------------------------------------------------------------------------------------
+# through Snakemake (dry runs)
+
+
+def _dry_run(cwd, *args):
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", *args], cwd=cwd,
+                         capture_output=True, text=True, timeout=300)
+    res.output = res.stdout + res.stderr
+    return res
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("config-errors"))
+
+
+def _add_line_after(path: Path, anchor: str, line: str):
+    text = path.read_text()
+    assert text.count(anchor) == 1, anchor
+    path.write_text(text.replace(anchor, anchor + line, 1))
+
+
+# (case, how to make the typo: a file edit (path, anchor, added line, whether the added line is the
+# first or the second occurrence) or None, snakemake arguments, message)
+TYPOS = [
+    ("unknown config key", None, ["all", "--config", "scal=smoke"],
+     f"unknown config key(s) ['scal'] (did you mean 'scale'?); {KNOWN_KEYS}"),
+    ("misspelt skip", None, ["all", "--config", "scale=smoke", "skips=[epp-fig8*]"],
+     f"unknown config key(s) ['skips'] (did you mean 'skip'?); {KNOWN_KEYS}"),
+    ("skip pattern matching nothing", None, ["all", "--config", "scale=smoke", "skip=[epp-fig9*]"],
+     "skip pattern 'epp-fig9*' matches no figure id; known ids: epp-fig2a, "),
+    ("unknown bare target", None, ["phe-fig99"],
+     "unknown target 'phe-fig99': a target is a figure id (e.g. snakemake phe-fig1, built at the configured scale), "
+     "a paper (phe, lines, glmes, epp), all, or a file such as figures/<scale>/<id>.pdf; known ids: epp-fig2a, "),
+    ("duplicate key in the registry", ("config/figures/lines.yaml", "\nlines-gauss-ts:\n", "  seeds: 7\n", "first"),
+     ["lines-gauss-ts", "--config", "scale=smoke"],
+     "invalid figure registry: config/figures/lines.yaml, line {line}: duplicate key 'seeds' (first at line {first})"),
+    ("duplicate key in config.yaml", ("config/config.yaml", "seeds_per_job: 50\n", "seeds_per_job: 5\n", "second"),
+     ["phe-tab1"], "config/config.yaml, line {line}: duplicate key 'seeds_per_job' (first at line {first})"),
+]
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("case,edit,args,message", TYPOS, ids=[t[0] for t in TYPOS])
+def test_typo_fails_the_dry_run_with_a_clear_message(project, case, edit, args, message):
+    saved = None
+    if edit:
+        path = project / edit[0]
+        saved = path.read_text()
+        _add_line_after(path, edit[1], edit[2])
+        added = saved[:saved.index(edit[1]) + len(edit[1])].count("\n") + 1       # its line number
+        key = edit[2].split(":")[0] + ":"
+        lines = path.read_text().splitlines()
+        if edit[3] == "first":        # the entry's own line, further down, is the duplicate
+            other = next(n for n in range(added + 1, len(lines) + 1) if lines[n - 1].startswith(key))
+            message = message.format(line=other, first=added)
+        else:
+            other = max(n for n in range(1, added) if lines[n - 1].startswith(key))
+            message = message.format(line=added, first=other)
+    try:
+        res = _dry_run(project, *args)
+    finally:
+        if saved is not None:
+            path.write_text(saved)
+    assert res.returncode != 0, res.output[-3000:]
+    assert message in res.output, res.output[-3000:]
+    assert "Traceback (most recent call last)" not in res.output
+
+
+@pytest.mark.workflow
+def test_duplicate_key_in_a_configfile_given_on_the_command_line(project):
+    extra = project / "extra.yaml"
+    extra.write_text("scale: smoke\nscale: paper\n")
+    res = _dry_run(project, "phe-tab1", "--configfile", "extra.yaml")
+    assert res.returncode != 0 and "extra.yaml, line 2: duplicate key 'scale' (first at line 1)" in res.output, \
+        res.output[-3000:]
+
+
+@pytest.mark.workflow
+def test_bare_figure_id_builds_that_figure_without_a_cost_notice(project):
+    res = _dry_run(project, "phe-fig1", "--config", "scale=smoke")
+    assert res.returncode == 0, res.output[-3000:]
+    assert "figures/smoke/phe-fig1.pdf" in res.output and "figures/smoke/phe-fig1.png" in res.output
+    assert "figures/smoke/phe-tab1" not in res.output
+    assert "Estimated cost" not in res.output
+
+
+@pytest.mark.workflow
+def test_expensive_targets_get_a_cost_notice_once(project, registry, config):
+    """A file target at paper scale (the notice follows the targets, not the configured scale)."""
+    grid = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", ["epp-fig8d"]), 50))
+    assert grid["seconds"] > pipeline.COST_NOTICE_S
+    res = _dry_run(project, "figures/paper/epp-fig8d.pdf", "--config", "scale=smoke")
+    assert res.returncode == 0, res.output[-3000:]
+    assert res.output.count("Estimated cost of this run: about ") == 1, res.output[-3000:]
+    assert (f"CPU time in {grid['jobs']:,} simulation jobs ({grid['cells']:,} cells; scale paper, "
+            f"seeds_per_job=50") in res.output
+    assert "an estimate from a cost model" in res.output
