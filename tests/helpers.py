@@ -4,17 +4,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ensemble_bandits import runner
+
 
 def run_history(agent, env, T):
-    """Drive ``agent`` on ``env`` for T rounds; returns the pulled features (B, T, d) and rewards (B, T)."""
+    """Drive ``agent`` on ``env`` for T rounds with :func:`runner.play`; returns the pulled features
+    (B, T, d) and rewards (B, T)."""
     X, Y = [], []
-    for t in range(1, T + 1):
-        a = agent.select(t)
-        x = env.chosen(a)
-        r, _ = env.step(a)
-        agent.update(t, a, x, r)
-        X.append(x.copy())
-        Y.append(np.asarray(r).copy())
+    for rnd in runner.play(env, agent, T):
+        X.append(rnd.obs.chosen(rnd.arms).copy())
+        Y.append(np.asarray(rnd.rewards).copy())
     return np.stack(X, axis=1), np.stack(Y, axis=1)
 
 
@@ -43,3 +42,10 @@ def copy_project(dst: Path) -> Path:
         else:
             shutil.copy(src, dst / item)
     return dst
+
+
+def final_per_seed(df):
+    """Rows of the last checkpoint of each seed of a simulated table."""
+    from ensemble_bandits.stats import final_rows
+
+    return final_rows(df, keys=("seed",))

@@ -11,7 +11,7 @@ import pytest
 
 from ensemble_bandits import claims
 from ensemble_bandits.claims import FAILED, INCONCLUSIVE, REPRODUCED, ClaimError
-from ensemble_bandits.tables import timing_table
+from ensemble_bandits.aggregate import timing_table
 
 T = 100
 

@@ -11,7 +11,8 @@ import pytest
 
 from ensemble_bandits import report
 from ensemble_bandits.paths import project_root
-from ensemble_bandits.tables import CacheError, read_table, write_atomic
+from ensemble_bandits.aggregate import CacheError, read_table
+from ensemble_bandits.atomic import write_table_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +68,7 @@ def test_project_root_walks_up_and_knows_a_non_project(tmp_path):
 
 def test_corrupt_table_is_a_one_line_cache_error(tmp_path):
     good = tmp_path / "t.parquet"
-    write_atomic(pd.DataFrame({"a": [1, 2]}), good)
+    write_table_atomic(pd.DataFrame({"a": [1, 2]}), good)
     assert read_table(good)["a"].tolist() == [1, 2]
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(good.read_bytes()[:20])

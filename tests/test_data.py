@@ -17,7 +17,7 @@ import pytest
 
 from ensemble_bandits import data, pipeline
 from ensemble_bandits.claims import evaluate
-from ensemble_bandits.static_tables import glmes_table1
+from ensemble_bandits.paper_tables import glmes_table1
 from helpers import ROOT, repo_data_dir
 
 DATA = repo_data_dir()

@@ -2,7 +2,8 @@
 
 * Ensemble++ ridge view (ensplusplus §5.4): incremental factor == batch formula.
 * LinPHE efficient per-arm form == naive Algorithm 1 of Kveton et al. (phe §A.2.1), in distribution.
-* Prop. 2 of Lee & Oh (lines E-B1a): ES(m = T, round robin) == generalised LinPHE, pathwise.
+* Prop. 2 of Lee & Oh (lines E-B1a): ES(m = T, round robin) == generalised LinPHE, pathwise
+  (the library's EnsembleSampling.update against the naive Alg. 2).
 * Gaussian generalised LinPHE == LinTS (lines B.2), in distribution.
 * Ensemble++ with large M tracks the TS posterior covariance (ensplusplus §5.1 / §11.9).
 
@@ -12,43 +13,42 @@ errors; each block also contains a negative control showing that the check can f
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from helpers import run_history
+from helpers import final_per_seed, run_history
 from ensemble_bandits import distributions as dist
-from ensemble_bandits import experiments, runner
-from ensemble_bandits.agents.linear import AGENTS, EnsemblePlusPlus
+from ensemble_bandits import coupling, runner
+from ensemble_bandits.agents.linear import AGENTS, EnsemblePlusPlus, EnsembleSampling
+from ensemble_bandits.protocol import Observation, Setting
 
 
 # --------------------------------------------------------------------------------------
 # helpers: a fixed design replicated over B "seeds", so one select() gives B independent draws
 
 
-def fixed_env(X: np.ndarray, B: int):
+def fixed_design(X: np.ndarray, B: int):
+    """(setting, observation) of the arm set X (K, d), the same for B seeds."""
     K, d = X.shape
-    feats = np.broadcast_to(X, (B, K, d)).copy()
-    return SimpleNamespace(B=B, d=d, K=K, features=feats, action_space="finite",
-                           scores=lambda theta: np.einsum("bkd,bd->bk", feats, theta))
+    return Setting(B, d, K), Observation.of(np.broadcast_to(X, (B, K, d)).copy())
 
 
-def feed(agent, env, arms, rewards):
+def feed(agent, obs, arms, rewards):
     """Apply a fixed history (the same for every seed) through the agent's update()."""
+    B = agent.B
     for t, (a, r) in enumerate(zip(arms, rewards), start=1):
-        a_b = np.full(env.B, a)
-        agent.update(t, a_b, env.features[np.arange(env.B), a_b], np.full(env.B, float(r)))
+        agent.update(t, obs, np.full(B, a), np.full(B, float(r)))
 
 
-def sample_thetas(agent, t, reps):
+def sample_thetas(agent, obs, t, reps):
     """theta-tilde of round t, drawn reps times for every seed (greedy intercepted)."""
     got = []
-    agent.greedy = lambda theta: got.append(theta.copy()) or np.zeros(agent.B, dtype=np.int64)
+    agent.greedy = lambda theta, obs: got.append(theta.copy()) or np.zeros(agent.B, dtype=np.int64)
     for _ in range(reps):
-        agent.select(t)
+        agent.select(t, obs)
     del agent.greedy
     return np.concatenate(got)
 
@@ -93,7 +93,7 @@ def test_ensemble_pp_ridge_view(init, perturbation, noise_sd, monkeypatch):
     """A_t = Sigma_t (Sigma_0^{-1} A_0 + sum_s X_s z_s^T / noise), Sigma_t^{-1} = I/pv + sum X X^T / noise^2."""
     seeds, T, pv, M = [0, 1], 80, 3.0, 7
     env = runner.make_env({"name": "russo_finite", "d": 4, "n_arms": 40}, seeds)
-    agent = EnsemblePlusPlus(env, seeds, T, M=M, reference="sphere", perturbation=perturbation,
+    agent = EnsemblePlusPlus(env.setting, seeds, T, M=M, reference="sphere", perturbation=perturbation,
                              prior_var=pv, noise_sd=noise_sd, init=init)
     A0 = agent.factor.copy()
     zs = []
@@ -124,8 +124,8 @@ def test_ensemble_pp_ridge_view(init, perturbation, noise_sd, monkeypatch):
 def test_ensemble_pp_coordinate_reference_is_symmetrised_member():
     """Coordinate reference: theta = mu +- sqrt(M) A[:, i] (ES as a special case, ensplusplus §2.3)."""
     env = runner.make_env({"name": "russo_finite", "d": 3, "n_arms": 20}, [0])
-    agent = EnsemblePlusPlus(env, [0], 30, M=5, reference="coordinate")
-    feed(agent, env, [1, 2, 3, 4], [0.3, -1.0, 2.0, 0.1])
+    agent = EnsemblePlusPlus(env.setting, [0], 30, M=5, reference="coordinate")
+    feed(agent, env.observe(1), [1, 2, 3, 4], [0.3, -1.0, 2.0, 0.1])
     zeta = dist.reference("coordinate", agent.zeta, 5)
     i = int(np.flatnonzero(zeta[0])[0])
     mu, A = agent.ridge.mean()[0], agent.factor[0]
@@ -137,11 +137,11 @@ def test_ensemble_pp_coordinate_reference_is_symmetrised_member():
 
 
 def _linphe_thetas(a, lam, reg_scale, B=4000, reps=5):
-    env = fixed_env(X6, B)
-    agent = AGENTS["linphe"](env, list(range(B)), 100, a=a, lam=lam, reg_scale=reg_scale)
-    feed(agent, env, HIST_ARMS, HIST_R)
+    setting, obs = fixed_design(X6, B)
+    agent = AGENTS["linphe"](setting, list(range(B)), 100, a=a, lam=lam, reg_scale=reg_scale)
+    feed(agent, obs, HIST_ARMS, HIST_R)
     assert np.array_equal(agent.pulls[0], PULLS)
-    return agent, sample_thetas(agent, len(HIST_ARMS) + 1, reps)
+    return agent, sample_thetas(agent, obs, len(HIST_ARMS) + 1, reps)
 
 
 def _naive_alg1(a, lam, N, seed):
@@ -199,13 +199,13 @@ def test_linphe_non_integer_a_uses_ceil(a):
 
 
 def test_linphe_selects_argmax_of_its_theta():
-    env = fixed_env(X6, 3)
-    agent = AGENTS["linphe"](env, [0, 1, 2], 100, a=1.0)
-    feed(agent, env, HIST_ARMS, HIST_R)
+    setting, obs = fixed_design(X6, 3)
+    agent = AGENTS["linphe"](setting, [0, 1, 2], 100, a=1.0)
+    feed(agent, obs, HIST_ARMS, HIST_R)
     thetas = []
     real = agent.greedy
-    agent.greedy = lambda th: thetas.append(th) or real(th)
-    arms = agent.select(len(HIST_ARMS) + 1)
+    agent.greedy = lambda th, obs: thetas.append(th) or real(th, obs)
+    arms = agent.select(len(HIST_ARMS) + 1, obs)
     expect = np.argmax(thetas[0] @ X6.T + agent.jitter, axis=1)
     assert np.array_equal(arms, expect)
 
@@ -216,8 +216,10 @@ def test_linphe_selects_argmax_of_its_theta():
 
 @pytest.mark.parametrize("perturbation", ["gaussian", "rademacher", "uniform"])
 def test_prop2_coupled_es_phe(perturbation):
+    # the recorded ensemble runs the library's own update (it only observes the perturbation draws)
+    assert coupling._RecordingES.update is EnsembleSampling.update
     T = 300
-    df = pd.DataFrame(experiments.coupled_es_phe(seeds=[0, 1, 2], env={"name": "sphere_gaussian", "d": 5, "n_arms": 20},
+    df = pd.DataFrame(coupling.coupled_es_phe(seeds=[0, 1, 2], env={"name": "sphere_gaussian", "d": 5, "n_arms": 20},
                                                  horizon=T, perturbation=perturbation))
     assert list(df["seed"]) == [0, 1, 2] and np.all(df["t"] == T)
     ok = (df["first_mismatch"] == T + 1) | df["near_tie"]
@@ -259,11 +261,11 @@ def _ridge(lam):
 def test_gaussian_glinphe_has_lints_moments(spec):
     """theta-tilde has mean V^{-1} b and covariance s^2 V^{-1} (any P_R with variance s^2, P_I with cov lam s^2 I)."""
     B = 4000
-    env = fixed_env(X6, B)
+    setting, obs = fixed_design(X6, B)
     spec = dict(spec)
-    agent = AGENTS[spec.pop("name")](env, list(range(B)), 100, **spec)
-    feed(agent, env, HIST_ARMS, HIST_R)
-    th = sample_thetas(agent, len(HIST_ARMS) + 1, 5)
+    agent = AGENTS[spec.pop("name")](setting, list(range(B)), 100, **spec)
+    feed(agent, obs, HIST_ARMS, HIST_R)
+    th = sample_thetas(agent, obs, len(HIST_ARMS) + 1, 5)
     N = len(th)
     mean, Vi = _ridge(LAM)
     cov = S ** 2 * Vi
@@ -282,10 +284,10 @@ def test_gaussian_glinphe_has_lints_moments(spec):
 def test_glinphe_without_initial_perturbation_is_not_lints():
     """Negative control: P_I = 0 gives covariance s^2 V^{-1}(V - lam I)V^{-1}, which the check rejects."""
     B = 4000
-    env = fixed_env(X6, B)
-    agent = AGENTS["glinphe"](env, list(range(B)), 100, lam=LAM, scale=S, init="none")
-    feed(agent, env, HIST_ARMS, HIST_R)
-    th = sample_thetas(agent, len(HIST_ARMS) + 1, 5)
+    setting, obs = fixed_design(X6, B)
+    agent = AGENTS["glinphe"](setting, list(range(B)), 100, lam=LAM, scale=S, init="none")
+    feed(agent, obs, HIST_ARMS, HIST_R)
+    th = sample_thetas(agent, obs, len(HIST_ARMS) + 1, 5)
     mean, Vi = _ridge(LAM)
     assert whitened_error(np.cov(th.T), S ** 2 * Vi) > cov_tol(3, len(th))
     V = np.linalg.inv(Vi)
@@ -299,14 +301,14 @@ def test_glinphe_gaussian_vs_lints_final_regret():
     seeds = list(range(60))
     env = {"name": "sphere_gaussian", "d": 5, "n_arms": 20, "noise_sd": S}
     T = 200
-    a = runner.final(runner.simulate({"env": env, "agent": {"name": "glinphe", "lam": LAM, "scale": S,
+    a = final_per_seed(runner.simulate({"env": env, "agent": {"name": "glinphe", "lam": LAM, "scale": S,
                                                             "init": "gaussian"}, "horizon": T}, seeds))
-    b = runner.final(runner.simulate({"env": env, "agent": {"name": "lints", "prior_var": S ** 2 / LAM,
+    b = final_per_seed(runner.simulate({"env": env, "agent": {"name": "lints", "prior_var": S ** 2 / LAM,
                                                             "noise_sd": S}, "horizon": T}, seeds))
     p = stats.mannwhitneyu(a["regret"], b["regret"]).pvalue
     assert p > 1e-3, (a["regret"].mean(), b["regret"].mean())
     # the test has power: an over-exploring LinPHE (s = 3 instead of 0.5) is told apart
-    c = runner.final(runner.simulate({"env": env, "agent": {"name": "glinphe", "lam": LAM, "scale": 3.0,
+    c = final_per_seed(runner.simulate({"env": env, "agent": {"name": "glinphe", "lam": LAM, "scale": 3.0,
                                                             "init": "gaussian"}, "horizon": T}, seeds))
     assert stats.mannwhitneyu(a["regret"], c["regret"]).pvalue < 1e-6
     # and both learn: regret well below that of uniform play
@@ -321,12 +323,8 @@ def test_glinphe_gaussian_vs_lints_final_regret():
 
 def _run_epp(M, seeds, T=200, reference="gaussian"):
     env = runner.make_env({"name": "russo_finite", "d": 5, "n_arms": 100}, seeds)
-    agent = EnsemblePlusPlus(env, seeds, T, M=M, reference=reference, perturbation="sphere")
-    for t in range(1, T + 1):
-        a = agent.select(t)
-        x = env.chosen(a)
-        r, _ = env.step(a)
-        agent.update(t, a, x, r)
+    agent = EnsemblePlusPlus(env.setting, seeds, T, M=M, reference=reference, perturbation="sphere")
+    run_history(agent, env, T)
     return agent
 
 

@@ -1,15 +1,16 @@
-"""Agents, environments and the runner: batch/split invariance, common random numbers,
-incremental algebra against direct solves, environment sanity, and clear input errors."""
+"""Agents, environments and the runner: the round protocol, batch/split invariance, common random
+numbers, incremental algebra against direct solves, environment sanity, and clear input errors."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import run_history
+from helpers import final_per_seed, run_history
 from ensemble_bandits import runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import EnsemblePlusPlus, EnsembleSampling, sherman_morrison
-from ensemble_bandits.environments import ENVIRONMENTS
+from ensemble_bandits.environments import ENVIRONMENTS, Environment
+from ensemble_bandits.protocol import Setting
 
 ENVS = {
     "phe_linear": {"name": "phe_linear", "d": 4, "n_arms": 12},
@@ -42,17 +43,85 @@ def _cell(env, agent, horizon=T):
 
 
 def _trajectory(cell, seeds):
-    """Run the protocol by hand; returns (actions (T, B, ...), env, agent)."""
+    """Play the protocol round by round; returns (actions (T, B, ...), env, agent)."""
     env = runner.make_env(cell["env"], seeds)
-    agent = runner.make_agent(cell["agent"], env, seeds, cell["horizon"])
-    acts = []
-    for t in range(1, cell["horizon"] + 1):
-        a = agent.select(t)
-        x = env.chosen(a)
-        r, _ = env.step(a)
-        agent.update(t, a, x, r)
-        acts.append(np.array(a, copy=True))
+    agent = runner.make_agent(cell["agent"], env.setting, seeds, cell["horizon"])
+    acts = [np.array(rnd.arms, copy=True) for rnd in runner.play(env, agent, cell["horizon"])]
     return np.stack(acts), env, agent
+
+
+# --------------------------------------------------------------------------------------
+# the round protocol
+
+
+def _reachable(obj, seen=None):
+    """Every object reachable from ``obj`` through attributes, lists, tuples and dicts."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else \
+        vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
+    for child in children:
+        yield from _reachable(child, seen)
+
+
+@pytest.mark.parametrize("env_name", ["russo_finite", "compact_sphere"])
+def test_agents_are_built_from_static_facts_only(env_name):
+    """Every registered agent is built from the Setting alone and, after playing, holds neither the
+    environment nor its truth (theta*, means, best); given an environment it refuses."""
+    env = runner.make_env(ENVS[env_name], [0, 1])
+    truth = [x for x in (env.theta, env.best, getattr(env, "means", None)) if x is not None]
+    assert env.setting == Setting(2, 4, 0 if env_name == "compact_sphere" else 30, env.action_space)
+    built = 0
+    for name, cls in AGENTS.items():
+        try:
+            agent = cls(env.setting, [0, 1], 10)
+        except ValueError as err:                      # finite-only agents on the sphere
+            assert env_name == "compact_sphere" and "finite arm set" in str(err)
+            continue
+        built += 1
+        run_history(agent, env, 10)
+        for value in _reachable(agent):
+            assert not isinstance(value, Environment), name
+            assert not any(value is x for x in truth), name
+        with pytest.raises(TypeError, match="built from a Setting"):
+            cls(env, [0, 1], 10)
+    assert built >= (3 if env_name == "compact_sphere" else len(AGENTS))
+
+
+@pytest.mark.parametrize("env_name", list(ENVS))
+def test_fixed_arm_set_observes_one_object(env_name):
+    """A fixed arm set shows the same Observation every round (no copy; features_t computed once)."""
+    env = runner.make_env(ENVS[env_name], [0, 1])
+    agent = runner.make_agent({"name": "lints"}, env.setting, [0, 1], 15)
+    first = env.observe(1)
+    assert all(rnd.obs is first for rnd in runner.play(env, agent, 15))
+    if env_name == "compact_sphere":
+        assert first.compact and first.features is None
+    else:
+        assert not first.compact and first.features is env.features
+        assert first.features_t.flags.c_contiguous
+        np.testing.assert_array_equal(first.features_t, env.features.transpose(0, 2, 1))
+
+
+def test_run_history_and_the_runner_use_play(monkeypatch):
+    """The round loop is written once: run_history and the runner's batches go through runner.play."""
+    calls = []
+    real = runner.play
+
+    def spy(env, agent, horizon):
+        calls.append((env, agent, horizon))
+        return real(env, agent, horizon)
+
+    monkeypatch.setattr(runner, "play", spy)
+    env = runner.make_env(ENVS["russo_finite"], [0])
+    agent = runner.make_agent({"name": "lints"}, env.setting, [0], 5)
+    X, _ = run_history(agent, env, 5)
+    assert calls == [(env, agent, 5)] and X.shape == (1, 5, env.d)
+    runner.simulate(_cell("russo_finite", "lints", horizon=5), [0])
+    assert len(calls) == 2 and calls[1][2] == 5
 
 
 # --------------------------------------------------------------------------------------
@@ -76,7 +145,7 @@ def test_simulate_is_batch_and_split_invariant(env, agent):
         assert np.array_equal(other.loc[other.seed == s, "regret"].to_numpy(),
                               full.loc[full.seed == s, "regret"].to_numpy())
     # seeds really differ
-    fin = runner.final(full)["regret"].to_numpy()
+    fin = final_per_seed(full)["regret"].to_numpy()
     assert len(np.unique(fin)) >= 3
 
 
@@ -108,11 +177,7 @@ def test_common_random_numbers_across_agents():
         draws = []
         take = env._noise.take
         env._noise.take = lambda n, take=take, draws=draws: draws.append(take(n).copy()) or draws[-1]
-        for t in range(1, 31):
-            a = agent.select(t)
-            x = env.chosen(a)
-            r, _ = env.step(a)
-            agent.update(t, a, x, r)
+        run_history(agent, env, 30)
         envs.append(env)
         noise.append(np.concatenate(draws, axis=1))
     for env, nz in zip(envs[1:], noise[1:]):
@@ -225,7 +290,7 @@ def test_linucb_selects_the_ucb_argmax():
     Xf = env.features[0]
     Vinv, mu = agent.ridge.Vinv[0], agent.ridge.mean()[0]
     ucb = Xf @ mu + agent.width(31) * np.sqrt(np.einsum("kd,de,ke->k", Xf, Vinv, Xf))
-    assert agent.select(31)[0] == np.argmax(ucb)
+    assert agent.select(31, env.observe(31))[0] == np.argmax(ucb)
 
 
 @pytest.mark.parametrize("a,reg_scale", [(1.0, "absolute"), (2.0, "times_a_plus_1"), (0.5, "absolute"),
@@ -256,10 +321,8 @@ def test_linphe_pulls_basis_arms_first():
     for name in ("linphe", "glinphe"):
         kw = {"basis_init": True} if name == "glinphe" else {}
         agent = runner.make_agent({"name": name, **kw}, env, [0, 1], 20)
-        for t in range(1, env.d + 1):
-            a = agent.select(t)
-            assert np.all(a == env.K - t)
-            agent.update(t, a, env.chosen(a), env.step(a)[0])
+        for rnd in runner.play(env, agent, env.d):
+            assert np.all(rnd.arms == env.K - rnd.t)
         assert np.all(agent.pulls[:, env.K - env.d:] == 1)
     # without basis_init glinphe does not force
     agent = runner.make_agent({"name": "glinphe"}, env, [0, 1], 20)
@@ -270,7 +333,7 @@ def test_ensemble_sampling_models_match_definition():
     """S_j = W_j + sum_i X_i (Y_i + Z_i^j); the selected model is V^{-1} S_{j_t}."""
 
     env = runner.make_env(ENVS["russo_finite"], [0, 1])
-    ag = EnsembleSampling(env, [0, 1], 60, m=7, lam=2.0, perturbation="uniform", scale=0.3)
+    ag = EnsembleSampling(env.setting, [0, 1], 60, m=7, lam=2.0, perturbation="uniform", scale=0.3)
     ag.Zs = []
     draw = ag.pert.draw
     ag.pert.draw = lambda *a: ag.Zs.append(draw(*a)) or ag.Zs[-1]          # record every Z drawn
@@ -286,16 +349,17 @@ def test_ensemble_sampling_models_match_definition():
         S = W[b] + ((Y[b][:, None] + Z[b]).T @ X[b])
         np.testing.assert_allclose(ag.S[b], S, rtol=1e-10, atol=1e-10)
     # selection uses V^{-1} S_j: check one round with round robin on a fresh agent
-    rr = EnsembleSampling(env, [0, 1], 60, m=3, selection="round_robin")
+    rr = EnsembleSampling(env.setting, [0, 1], 60, m=3, selection="round_robin")
     for t in (1, 2, 3, 4):
         j = (t - 1) % 3
         theta = np.einsum("bde,be->bd", rr.ridge.Vinv, rr.S[:, j])
-        assert np.array_equal(rr.select(t), np.argmax(np.einsum("bkd,bd->bk", env.features, theta) + rr.jitter, 1))
+        expect = np.argmax(np.einsum("bkd,bd->bk", env.features, theta) + rr.jitter, 1)
+        assert np.array_equal(rr.select(t, env.observe(t)), expect)
 
 
 def test_ensemble_sampling_m_equal_T_and_uniform_member():
     env = runner.make_env(ENVS["russo_finite"], list(range(100)))
-    ag = EnsembleSampling(env, list(range(100)), 30, m="T")
+    ag = EnsembleSampling(env.setting, list(range(100)), 30, m="T")
     assert ag.m == 30 and ag.S.shape == (100, 30, env.d)
     j = np.concatenate([ag.member(t) for t in range(1, 31)])
     assert j.min() >= 0 and j.max() < 30

@@ -1,4 +1,4 @@
-"""The registry and its expansion into cells (pipeline.py), the aggregation helpers (tables.py)
+"""The registry and its expansion into cells (pipeline.py), the aggregation helpers (aggregate.py)
 and the report (report.py), on hand-written entries, synthetic run files and the real registry."""
 import copy
 import itertools
@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import claims, pipeline, report, runner, theory
+from ensemble_bandits import aggregate, claims, pipeline, report, runner, theory
+from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
+from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic
+from ensemble_bandits.paper_tables import STATIC_TABLES
 from ensemble_bandits.pipeline import RegistryError
-from ensemble_bandits.static_tables import STATIC_TABLES
-from ensemble_bandits import tables
-from ensemble_bandits.tables import figure_table, final_rows, min_ensemble_size, timing_table
+from ensemble_bandits.stats import final_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
@@ -348,7 +349,7 @@ def test_figure_runs():
         (a, (0, 2)), (a, (2, 4)), (a, (4, 5)), (b, (0, 2)), (a, (2, 3))]]
     path = pipeline.run_file("paper", "k", 0, 50)
     assert path.startswith("results/paper/runs/k/seeds-0-50.")
-    assert tables._RUN.search(pipeline.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
+    assert aggregate._RUN.search(pipeline.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
 
 
 # ---------------------------------------------------------------------------------------
@@ -451,7 +452,7 @@ def test_real_registry_static_and_notebooks(registry):
         if "static" in e:
             assert e["static"]["name"] in STATIC_TABLES, fid
         if "derive" in e:
-            from ensemble_bandits.tables import DERIVED
+            from ensemble_bandits.aggregate import DERIVED
 
             assert e["derive"]["name"] in DERIVED, fid
         assert (ROOT / "notebooks" / f"{e['kind']}.ipynb").exists(), (fid, e["kind"])
@@ -534,9 +535,9 @@ def fake_figure():
 def write_run_file(df, path):
     """A run file in the format its name says (as the simulate rule writes it)."""
     if str(path).endswith(".npz"):
-        tables.write_columns_atomic({c: df[c].to_numpy() for c in df.columns}, path)
+        write_columns_atomic({c: df[c].to_numpy() for c in df.columns}, path)
     else:
-        tables.write_atomic(df, path)
+        write_table_atomic(df, path)
 
 
 def write_runs(root, per_job=2):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import nbformat
@@ -151,6 +152,15 @@ def test_demo_deterministic():
     a, _ = plotting.demo("regret_curves")
     b, _ = plotting.demo("regret_curves")
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_demo_data_off_production_path(tmp_path, monkeypatch):
+    """Rendering a real table never imports the demo module; plotting.demo stays the function."""
+    df, spec = plotting.demo("function_curve")
+    monkeypatch.delitem(sys.modules, "ensemble_bandits.plotting.demo_data")
+    plotting.render("function_curve", df, spec, tmp_path / "f.pdf", None)
+    assert "ensemble_bandits.plotting.demo_data" not in sys.modules
+    assert callable(plotting.demo)
 
 
 # ------------------------------------------------------------------ notebooks

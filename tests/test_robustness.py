@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from ensemble_bandits import pipeline
-from ensemble_bandits.tables import read_run
+from ensemble_bandits.aggregate import read_run
 from helpers import copy_project, repo_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]

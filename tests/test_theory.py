@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from ensemble_bandits import theory
-from ensemble_bandits.static_tables import STATIC_TABLES, phe_table1, lines_table1
+from ensemble_bandits.paper_tables import STATIC_TABLES, phe_table1, lines_table1
 
 N_MC = 200_000
 M = 16

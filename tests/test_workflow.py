@@ -104,3 +104,10 @@ def test_report_covers_what_was_built(smoke_run):
     none = _snakemake(smoke_run, "--report", str(html), "all", "--config", "scale=default")
     assert none.returncode != 0
     assert "--report: no figure has been built at scale 'default' yet" in none.stdout + none.stderr
+
+
+def test_snakemake_files_are_formatted():
+    """Snakefile and workflow/**/*.smk as snakefmt writes them (pyproject: [tool.snakefmt])."""
+    res = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -1,5 +1,9 @@
 """Atomic file writes: a temp file in the target's directory, then a rename, so a half-written
-output never carries its final name (a killed job leaves at most a temp file)."""
+output never carries its final name (a killed job leaves at most a temp file).
+
+Every output of the pipeline is written here: text (JSON, reST, markdown), tables (parquet),
+run files (npz columns) and figures (pdf, png).  Only the standard library is imported at
+module level, so a simulation job that writes its run file starts fast."""
 from __future__ import annotations
 
 import os
@@ -28,3 +32,34 @@ def atomic_write(path, write, suffix: str = ".tmp") -> str:
             os.remove(tmp)
         raise
     return str(path)
+
+
+def write_text_atomic(text: str, path) -> str:
+    """Write ``text`` (UTF-8) to ``path``."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    return atomic_write(path, write)
+
+
+def write_table_atomic(df, path) -> str:
+    """Write a DataFrame as parquet (no index)."""
+    return atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
+
+
+def write_columns_atomic(columns: dict, path) -> str:
+    """Write a run file: numpy columns in an .npz archive (numpy alone, no pandas)."""
+    import numpy as np
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **columns)
+
+    return atomic_write(path, write)
+
+
+def save_figure_atomic(fig, path, **savefig) -> str:
+    """``fig.savefig(path, **savefig)``; the temp file keeps the target's suffix, from which
+    matplotlib infers the format unless ``format`` is given."""
+    return atomic_write(path, lambda tmp: fig.savefig(tmp, **savefig), suffix=Path(path).suffix or ".tmp")

@@ -6,24 +6,33 @@ Comparisons of two curves are paired across seeds (common random numbers make pa
 the paired difference of final regrets gets a 95 % Student-t confidence interval.
 Thresholds are arguments written in the registry next to the quoted claim, fixed before
 the numbers are seen; a claim that fails is reported as failing.
+
+A check declares which of its arguments name curves (``@check(curves=("better", "worse"))``),
+so that ``validate_names`` can check them against the registry.  The statistics themselves
+(final rows, paired intervals, slopes, fits) live in ``stats``.
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.stats import ks_2samp, mannwhitneyu
 
-from .tables import final_rows
+from .stats import final_rows, fit_through_origin, loglog_slope, paired, paired_ci
 
 REPRODUCED, FAILED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 CHECKS = {}
 
 
-def check(fn):
-    CHECKS[fn.__name__] = fn
-    return fn
+def check(curves=()):
+    """Register a check under its name; ``curves``: the names of its arguments that hold a curve
+    name or a list of curve names."""
+    def register(fn):
+        fn.curve_args = tuple(curves)
+        CHECKS[fn.__name__] = fn
+        return fn
+
+    return register
 
 
 class ClaimError(ValueError):
@@ -59,8 +68,7 @@ def _finals(table, panel, curve, where=None, column="regret") -> pd.Series:
 
 def _mean(table, panel, curve, column):
     """Mean of ``column`` over a curve's final rows (or all its rows for derived tables without t)."""
-    base = final_rows(table) if "t" in table.columns else table
-    sub = _select(base, panel, curve)
+    sub = _select(final_rows(table), panel, curve)
     if sub.empty:
         raise ClaimError(f"no rows for curve {curve!r} in panel {panel!r}")
     return float(sub[column].mean())
@@ -83,21 +91,10 @@ def _curves_exist(table, curves):
         raise ClaimError(f"claim names unknown curve(s) {missing}; curves: {sorted(known)}")
 
 
-def paired_ci(diff: pd.Series, level: float = 0.95):
-    """Mean and t confidence interval of a paired difference series."""
-    diff = diff.dropna()
-    n = len(diff)
-    mean = float(diff.mean()) if n else float("nan")
-    if n < 2:
-        return mean, float("-inf"), float("inf"), n
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * float(diff.std(ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half, n
-
-
 def _pair(table, panel, a, b, column="regret"):
-    fa, fb = _finals(table, panel, a, column=column), _finals(table, panel, b, column=column)
-    common = fa.index.intersection(fb.index)
-    return fa[common] - fb[common], float(fb[common].mean()), float(fa[common].mean())
+    """Paired difference a - b of final ``column`` over the seeds both curves have, and the mean of b."""
+    fa, fb = paired(_finals(table, panel, a, column=column), _finals(table, panel, b, column=column))
+    return fa - fb, float(fb.mean())
 
 
 def combine(statuses) -> str:
@@ -117,86 +114,103 @@ def _diff_text(label, mean, lo, hi, n):
     return f"{label}: diff {_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}] (n={n})"
 
 
-@check
+def _verdict(results) -> tuple:
+    """(status, numbers) of a check from its (status, text) parts."""
+    return combine(s for s, _ in results), "; ".join(text for _, text in results)
+
+
+# --------------------------------------------------------------------------------------------
+# paired checks: a paired difference, its 95 % t-interval, and a decision from the interval
+# --------------------------------------------------------------------------------------------
+def _below(lo, hi, limit):
+    """The difference is below ``limit``: the whole interval under it -> reproduced, the whole
+    interval above it -> not reproduced, else inconclusive."""
+    return REPRODUCED if hi < limit else FAILED if lo > limit else INCONCLUSIVE
+
+
+def _inside(lo, hi, tol):
+    """The difference is within +-tol: the whole interval inside the band -> reproduced, the
+    whole interval outside it -> not reproduced, else inconclusive."""
+    return REPRODUCED if -tol <= lo and hi <= tol else FAILED if lo > tol or hi < -tol else INCONCLUSIVE
+
+
+def _judged(label, diff, decide, limit=0, note=""):
+    """(status, text) of one paired difference: its t-interval, ``decide(lo, hi, limit)``, the numbers."""
+    mean, lo, hi, n = paired_ci(diff)
+    return decide(lo, hi, limit), _diff_text(label, mean, lo, hi, n) + note
+
+
+def _paired(table, panels, pairs, decide, column="regret", rel_tol=None, limit_label=""):
+    """The skeleton of the curve-pair checks.  In each panel and for each (a, b) of ``pairs``: the
+    paired difference a - b of final ``column``, its t-interval and ``decide(lo, hi, limit)``.  The
+    limit is 0, or with ``rel_tol`` rel_tol x |mean of b|, shown after the numbers as
+    ``, <limit_label><limit>``.  Numbers: ``[panel] a - b: diff mean [lo, hi] (n=...)`` per pair."""
+    results = []
+    for p in _panels(table, panels):
+        for a, b in pairs:
+            diff, ref = _pair(table, p, a, b, column)
+            limit, note = 0, ""
+            if rel_tol is not None:
+                limit = rel_tol * abs(ref)
+                note = f", {limit_label}{_fmt(limit)}"
+            results.append(_judged(f"[{p}] {a} - {b}", diff, decide, limit, note))
+    return _verdict(results)
+
+
+@check(curves=("better", "worse"))
 def outperforms(table, better, worse, panels=None, column="regret"):
     """Every curve in ``better`` has lower final regret than every curve in ``worse`` (paired CI < 0)."""
     _curves_exist(table, list(better) + list(worse))
-    statuses, parts = [], []
-    for p in _panels(table, panels):
-        for b in better:
-            for w in worse:
-                diff, _, _ = _pair(table, p, b, w, column)
-                mean, lo, hi, n = paired_ci(diff)
-                statuses.append(REPRODUCED if hi < 0 else FAILED if lo > 0 else INCONCLUSIVE)
-                parts.append(_diff_text(f"[{p}] {b} - {w}", mean, lo, hi, n))
-    return combine(statuses), "; ".join(parts)
+    return _paired(table, panels, [(b, w) for b in better for w in worse], _below, column)
 
 
-@check
+@check(curves=("a", "b"))
 def similar(table, a, b, rel_tol=0.2, panels=None, column="regret"):
     """Final regret of each curve in ``a`` is within +-rel_tol x mean(b): the whole paired CI inside
     the band -> reproduced; the whole CI outside it -> not reproduced."""
     a = [a] if isinstance(a, str) else list(a)
     _curves_exist(table, a + [b])
-    statuses, parts = [], []
-    for p in _panels(table, panels):
-        for c in a:
-            diff, ref, _ = _pair(table, p, c, b, column)
-            mean, lo, hi, n = paired_ci(diff)
-            tol = rel_tol * abs(ref)
-            inside = -tol <= lo and hi <= tol
-            outside = lo > tol or hi < -tol
-            statuses.append(REPRODUCED if inside else FAILED if outside else INCONCLUSIVE)
-            parts.append(_diff_text(f"[{p}] {c} - {b}", mean, lo, hi, n) + f", band +-{_fmt(tol)}")
-    return combine(statuses), "; ".join(parts)
+    return _paired(table, panels, [(c, b) for c in a], _inside, column, rel_tol, "band +-")
 
 
-@check
+@check(curves=("a", "baselines"))
 def not_worse(table, a, baselines, rel_tol=0.2, panels=None):
     """``a`` is not worse than each baseline by more than rel_tol x mean(baseline) (paired CI)."""
     _curves_exist(table, [a] + list(baselines))
-    statuses, parts = [], []
-    for p in _panels(table, panels):
-        for b in baselines:
-            diff, ref, _ = _pair(table, p, a, b)
-            mean, lo, hi, n = paired_ci(diff)
-            tol = rel_tol * abs(ref)
-            statuses.append(REPRODUCED if hi < tol else FAILED if lo > tol else INCONCLUSIVE)
-            parts.append(_diff_text(f"[{p}] {a} - {b}", mean, lo, hi, n) + f", margin {_fmt(tol)}")
-    return combine(statuses), "; ".join(parts)
+    return _paired(table, panels, [(a, b) for b in baselines], _below, rel_tol=rel_tol, limit_label="margin ")
 
 
-@check
+@check(curves=("a", "b"))
 def same_distribution(table, a, b, alpha=0.01, panels=None):
     """Final regrets of ``a`` and ``b`` are indistinguishable: Mann-Whitney and KS p >= alpha."""
     _curves_exist(table, [a, b])
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         fa, fb = _finals(table, p, a), _finals(table, p, b)
-        pmw = stats.mannwhitneyu(fa, fb, alternative="two-sided").pvalue
-        pks = stats.ks_2samp(fa, fb).pvalue
+        pmw = mannwhitneyu(fa, fb, alternative="two-sided").pvalue
+        pks = ks_2samp(fa, fb).pvalue
         mean, lo, hi, n = paired_ci(fa - fb)
-        statuses.append(REPRODUCED if min(pmw, pks) >= alpha else FAILED)
-        parts.append(f"[{p}] means {_fmt(fa.mean())} vs {_fmt(fb.mean())}, MW p={_fmt(pmw)}, KS p={_fmt(pks)}, "
-                     + _diff_text("paired", mean, lo, hi, n))
-    return combine(statuses), "; ".join(parts)
+        results.append((REPRODUCED if min(pmw, pks) >= alpha else FAILED,
+                        f"[{p}] means {_fmt(fa.mean())} vs {_fmt(fb.mean())}, MW p={_fmt(pmw)}, KS p={_fmt(pks)}, "
+                        + _diff_text("paired", mean, lo, hi, n)))
+    return _verdict(results)
 
 
-@check
+@check(curves=("numerator", "denominator"))
 def ratio_below(table, numerator, denominator, threshold, column="seconds", panels=None):
     """mean(column | numerator) / mean(column | denominator) < threshold."""
     _curves_exist(table, [numerator, denominator])
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         num, den = _mean(table, p, numerator, column), _mean(table, p, denominator, column)
         ratio = num / den
-        statuses.append(REPRODUCED if ratio < threshold else FAILED)
-        parts.append(f"[{p}] {numerator} / {denominator} = {_fmt(num)} / {_fmt(den)} = {_fmt(ratio)} "
-                     f"(threshold {threshold})")
-    return combine(statuses), "; ".join(parts)
+        results.append((REPRODUCED if ratio < threshold else FAILED,
+                        f"[{p}] {numerator} / {denominator} = {_fmt(num)} / {_fmt(den)} = {_fmt(ratio)} "
+                        f"(threshold {threshold})"))
+    return _verdict(results)
 
 
-@check
+@check(curves=("curves",))
 def no_degradation(table, x, curves=None, panels=None, where=None):
     """Regret does not increase with ``x``: no grid point is significantly worse (paired CI > 0) than the
     best smaller grid point."""
@@ -221,61 +235,57 @@ def no_degradation(table, x, curves=None, panels=None, where=None):
     return combine(statuses), "; ".join(parts)
 
 
-@check
+# others before reference: the order in which validate_names has always reported unknown names
+@check(curves=("others", "reference"))
 def within_factor(table, reference, others, factor=2.0, panels=None):
     """Mean final regret of each of ``others`` is within [1/factor, factor] x that of ``reference``."""
     _curves_exist(table, [reference] + list(others))
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         ref = _finals(table, p, reference).mean()
         for o in others:
             ratio = _finals(table, p, o).mean() / ref
-            statuses.append(REPRODUCED if 1 / factor <= ratio <= factor else FAILED)
-            parts.append(f"[{p}] {o}/{reference} = {_fmt(ratio)}")
-    return combine(statuses), "; ".join(parts) + f" (allowed factor {factor})"
+            results.append((REPRODUCED if 1 / factor <= ratio <= factor else FAILED,
+                            f"[{p}] {o}/{reference} = {_fmt(ratio)}"))
+    status, numbers = _verdict(results)
+    return status, numbers + f" (allowed factor {factor})"
 
 
-def _loglog_slope(xs, ys):
-    res = stats.linregress(np.log(xs), np.log(ys))
-    half = stats.t.ppf(0.975, max(1, len(xs) - 2)) * res.stderr
-    return res.slope, res.slope - half, res.slope + half
-
-
-@check
+@check(curves=("curves",))
 def slope_at_most(table, x, max_slope, curves=None, panels=None, use_t=False):
     """log-log slope of mean final regret against ``x`` (a grid column, or the round t when
     ``use_t``) is at most ``max_slope`` (upper bounds of the theory)."""
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         sub = _select(table if use_t else final_rows(table), p)
         for c in (curves or list(dict.fromkeys(sub["curve"]))):
             s = sub[sub["curve"] == c]
             means = s.groupby("t" if use_t else x)["regret"].mean()
             means = means[(means.index.astype(float) >= (100 if use_t else 0)) & (means > 0)]
-            slope, lo, hi = _loglog_slope(means.index.astype(float), means.values)
-            statuses.append(REPRODUCED if slope <= max_slope else FAILED)
-            parts.append(f"[{p}] {c}: slope {_fmt(slope)} [{_fmt(lo)}, {_fmt(hi)}] vs at most {max_slope}")
-    return combine(statuses), "; ".join(parts)
+            slope, lo, hi = loglog_slope(means.index.astype(float), means.values)
+            results.append((REPRODUCED if slope <= max_slope else FAILED,
+                            f"[{p}] {c}: slope {_fmt(slope)} [{_fmt(lo)}, {_fmt(hi)}] vs at most {max_slope}"))
+    return _verdict(results)
 
 
-@check
+@check(curves=("curves",))
 def fraction_at_least(table, column, threshold, curves, panels=None, t_min=1):
     """Seed-mean of ``column`` is at least ``threshold`` at every checkpoint t >= t_min."""
     _curves_exist(table, curves)
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         for c in curves:
             s = _select(table, p, c)
             s = s[s["t"] >= t_min]
             means = s.groupby("t")[column].mean()
             low = float(means.min())
-            statuses.append(REPRODUCED if low >= threshold else FAILED)
-            parts.append(f"[{p}] {c}: min over t of mean {column} = {_fmt(low)} (threshold {_fmt(threshold)}), "
-                         f"overall mean {_fmt(float(means.mean()))}")
-    return combine(statuses), "; ".join(parts)
+            results.append((REPRODUCED if low >= threshold else FAILED,
+                            f"[{p}] {c}: min over t of mean {column} = {_fmt(low)} (threshold {_fmt(threshold)}), "
+                            f"overall mean {_fmt(float(means.mean()))}"))
+    return _verdict(results)
 
 
-@check
+@check(curves=("curve",))
 def coupled_identical(table, curve):
     """Pathwise coupling: every seed's action sequences coincide (or first differ at a near-tie)."""
     _curves_exist(table, [curve])
@@ -288,11 +298,11 @@ def coupled_identical(table, curve):
                     f"{ties} diverged at a near-tie (<1e-9), {len(bad)} diverged otherwise")
 
 
-@check
+@check()  # better and worse are column filters, not curves
 def group_outperforms(table, better, worse, match=(), panels=None):
     """Rows matching ``better`` (column filters) beat rows matching ``worse``: per seed, average the
     final regret over each group (within matched conditions ``match``), then a paired CI < 0."""
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         fin = _select(final_rows(table), p)
         gb = _select(fin, where=better)
@@ -300,41 +310,36 @@ def group_outperforms(table, better, worse, match=(), panels=None):
         if gb.empty or gw.empty:
             raise ClaimError(f"[{p}] a group is empty: better={better} ({len(gb)} rows), worse={worse} ({len(gw)} rows)")
         keys = ["seed", *match]
-        mb = gb.groupby(keys)["regret"].mean()
-        mw = gw.groupby(keys)["regret"].mean()
-        common = mb.index.intersection(mw.index)
-        diff = (mb[common] - mw[common]).groupby(level="seed").mean()
-        mean, lo, hi, n = paired_ci(diff)
-        statuses.append(REPRODUCED if hi < 0 else FAILED if lo > 0 else INCONCLUSIVE)
-        parts.append(_diff_text(f"[{p}] better - worse", mean, lo, hi, n)
-                     + f" (means {_fmt(float(mb[common].mean()))} vs {_fmt(float(mw[common].mean()))})")
-    return combine(statuses), "; ".join(parts)
+        mb, mw = paired(gb.groupby(keys)["regret"].mean(), gw.groupby(keys)["regret"].mean())
+        diff = (mb - mw).groupby(level="seed").mean()
+        results.append(_judged(f"[{p}] better - worse", diff, _below,
+                               note=f" (means {_fmt(float(mb.mean()))} vs {_fmt(float(mw.mean()))})"))
+    return _verdict(results)
 
 
-@check
+@check()
 def spread_below(table, where, rel=0.25, by="curve", panels=None):
     """Among rows matching ``where``, (max - min)/min of the mean final regret across ``by`` <= rel."""
-    statuses, parts = [], []
+    results = []
     for p in _panels(table, panels):
         fin = _select(final_rows(table), p, None, where)
         means = fin.groupby(by)["regret"].mean()
         spread = float((means.max() - means.min()) / means.min())
-        statuses.append(REPRODUCED if spread <= rel else FAILED)
-        parts.append(f"[{p}] {len(means)} groups, min {_fmt(means.min())}, max {_fmt(means.max())}, "
-                     f"relative spread {_fmt(spread)} (allowed {rel})")
-    return combine(statuses), "; ".join(parts)
+        results.append((REPRODUCED if spread <= rel else FAILED,
+                        f"[{p}] {len(means)} groups, min {_fmt(means.min())}, max {_fmt(means.max())}, "
+                        f"relative spread {_fmt(spread)} (allowed {rel})"))
+    return _verdict(results)
 
 
-@check
+@check()
 def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_max=0.5):
     """M_min ~ c x through the origin with R^2 >= r2_min, and the spread across ``group`` at equal x
     small next to the change across x (mean within-x range / range of x-means <= rel_spread_max)."""
     df = table.dropna(subset=[y])
     if len(df) < 3:
         return INCONCLUSIVE, f"only {len(df)} finite {y} values (others not reached within the grid)"
-    xs, ys = df[x].astype(float).values, df[y].astype(float).values
-    c = float(xs @ ys / (xs @ xs))
-    r2 = 1 - float(((ys - c * xs) ** 2).sum()) / float(((ys - ys.mean()) ** 2).sum() or np.inf)
+    # a y without spread counts as fitted (R^2 = 1), as it always has here
+    c, r2 = fit_through_origin(df[x], df[y], r2_if_flat=1.0)
     per_x = df.groupby(x)[y]
     within = float((per_x.max() - per_x.min()).mean())
     across = float(per_x.mean().max() - per_x.mean().min())
@@ -347,7 +352,7 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
                                  + (f"; {missing} setting(s) never matched TS within the grid" if missing else ""))
 
 
-@check
+@check()
 def value_close(table, where, column, expected, tol):
     """The value of ``column`` in the row(s) matching ``where`` (nearest match on numeric keys) is
     within ``tol`` of ``expected``."""
@@ -367,7 +372,7 @@ def value_close(table, where, column, expected, tol):
     return status, f"{column} at {where} = {_fmt(value)} (expected {expected} +- {tol})"
 
 
-@check
+@check()
 def column_at_least(table, column, other, where=None):
     """Every row (matching ``where``) has table[column] >= table[other] (e.g. Monte Carlo >= bound)."""
     sub = _select(table, where=where)
@@ -378,7 +383,7 @@ def column_at_least(table, column, other, where=None):
     return status, f"{int(ok.sum())} rows compared, {len(bad)} with {column} < {other}"
 
 
-@check
+@check()
 def insensitive(table, column, sensitive_to, insensitive_to, at, max_ratio):
     """``column`` varies little with ``insensitive_to`` next to ``sensitive_to``: the range over the
     ``insensitive_to`` grid (``sensitive_to`` nearest at[sensitive_to]) is at most ``max_ratio`` x the
@@ -401,7 +406,7 @@ def insensitive(table, column, sensitive_to, insensitive_to, at, max_ratio):
                     f"max {max_ratio})")
 
 
-@check
+@check()
 def column_is(table, column, value, ignore=()):
     """Every row's ``column`` equals ``value`` (rows whose value is in ``ignore`` are skipped)."""
     if column not in table.columns:
@@ -418,19 +423,16 @@ def column_is(table, column, value, ignore=()):
     return status, f"{len(kept)} rows checked; {column} != {value!r} for: {failing}{not_checked}"
 
 
-_CURVE_ARGS = ("better", "worse", "a", "b", "baselines", "curves", "others", "reference", "numerator",
-               "denominator", "curve")
-
-
 def validate_names(entry: dict, curves, panels) -> None:
-    """Every curve/panel a claim names exists in the paper-scale figure (else a registry error)."""
+    """Every curve/panel a claim names exists in the paper-scale figure (else a registry error);
+    the curve names are the arguments each check declares with ``@check(curves=...)``."""
     for claim in entry.get("claims", []):
         for chk in claim["checks"]:
             if chk["fn"] not in CHECKS:
                 raise ClaimError(f"{entry['id']}: claim {claim['id']!r} uses unknown check {chk['fn']!r}; "
                                  f"known: {', '.join(sorted(CHECKS))}")
             args = chk.get("args", {})
-            for key in _CURVE_ARGS:
+            for key in CHECKS[chk["fn"]].curve_args:
                 if key in args:
                     vals = args[key] if isinstance(args[key], list) else [args[key]]
                     missing = [v for v in vals if isinstance(v, str) and v not in curves]

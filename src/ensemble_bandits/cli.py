@@ -14,8 +14,8 @@ import sys
 import time
 
 from . import pipeline
+from .aggregate import CacheError
 from .data import DataError
-from .tables import CacheError
 
 DEFAULT_CONFIG = "config/config.yaml"
 
@@ -38,9 +38,8 @@ def _figure(args):
 
 def cmd_simulate(args):
     """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
+    from .atomic import write_columns_atomic, write_text_atomic
     from .runner import simulate_columns
-    from .tables import write_columns_atomic
-    from .report import write_text_atomic
 
     cell = json.loads(args.cell)
     seeds = list(range(args.seeds[0], args.seeds[1]))
@@ -65,11 +64,11 @@ def figure_spec(fig: dict) -> dict:
 def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
     import pandas as pd
 
-    from .tables import DERIVED, figure_table
+    from .aggregate import DERIVED, figure_table
 
     entry = fig["entry"]
     if "static" in entry:
-        from .static_tables import STATIC_TABLES
+        from .paper_tables import STATIC_TABLES
 
         st = entry["static"]
         if st["name"] not in STATIC_TABLES:
@@ -91,7 +90,7 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
 
 
 def cmd_aggregate(args):
-    from .tables import write_atomic
+    from .atomic import write_table_atomic, write_text_atomic
 
     config, entry, fig = _figure(args)
     data_dir = args.data_dir
@@ -100,15 +99,14 @@ def cmd_aggregate(args):
 
         data_dir = str(config_data_dir(args.configfile, config.get("data_dir")))
     table = build_table(fig, args.seeds_per_job or config["seeds_per_job"], data_dir)
-    write_atomic(table, args.table)
-    from .report import write_text_atomic
+    write_table_atomic(table, args.table)
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
 def cmd_claims(args):
+    from .aggregate import read_table
     from .claims import evaluate, validate_names
     from .report import dump_claims
-    from .tables import read_table
 
     config, entry, _ = _figure(args)
     paper = pipeline.resolve(entry, "paper", config["scales"])
@@ -120,7 +118,8 @@ def cmd_claims(args):
 
 
 def cmd_report(args):
-    from .report import report_markdown, write_text_atomic
+    from .atomic import write_text_atomic
+    from .report import report_markdown
 
     config, registry = _load(args)
     ids = args.ids or list(registry)

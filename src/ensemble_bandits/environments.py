@@ -5,11 +5,16 @@ round t from (seed, "env/noise"): every agent run on a seed sees the same instan
 the same noise (common random numbers).  The noise of round t is one scalar per seed
 (a uniform for Bernoulli rewards, a standard normal for Gaussian rewards), so the
 coupling does not depend on which arm an agent pulls.
+
+An environment shows an agent only its static ``setting`` and, each round, ``observe(t)``
+(:mod:`ensemble_bandits.protocol`); theta*, ``means``, ``best`` and ``x_star`` are for the
+runner and its probes.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .protocol import Observation, Setting
 from .rng import Streams
 
 
@@ -18,7 +23,8 @@ def _unit_rows(a: np.ndarray) -> np.ndarray:
 
 
 class Environment:
-    """Base class: finite, fixed arm set ``features`` (B, K, d) with mean rewards ``means``."""
+    """Base class: finite, fixed arm set ``features`` (B, K, d) with mean rewards ``means``;
+    ``observe`` returns the same :class:`Observation` every round."""
 
     action_space = "finite"
     noise_kind = "normal"
@@ -29,7 +35,7 @@ class Environment:
         self.noise_sd = float(noise_sd)
         streams = Streams(self.seeds, "env")
         self.features, self.theta = self._instances(streams)
-        self.features_t = np.ascontiguousarray(self.features.transpose(0, 2, 1))   # (B, d, K) for scoring
+        self._obs = Observation.of(self.features)
         self.means = np.einsum("bkd,bd->bk", self.features, self.theta)
         self.best = self.means.max(axis=1)
         self.best_arm = self.means.argmax(axis=1)
@@ -40,16 +46,18 @@ class Environment:
         raise NotImplementedError
 
     @property
+    def setting(self) -> Setting:
+        """The static facts an agent may be built from."""
+        return Setting(self.B, self.d, self.K, self.action_space)
+
+    def observe(self, t: int) -> Observation:
+        """What an agent sees in round t: the fixed arm set (the same object every round)."""
+        return self._obs
+
+    @property
     def x_star(self) -> np.ndarray:
         """Features of the optimal arm (B, d)."""
         return self.features[self._rows, self.best_arm]
-
-    def chosen(self, arms: np.ndarray) -> np.ndarray:
-        return self.features[self._rows, arms]
-
-    def scores(self, theta: np.ndarray) -> np.ndarray:
-        """x^T theta for every arm (B, K)."""
-        return np.matmul(theta[:, None, :], self.features_t)[:, 0, :]
 
     def step(self, arms: np.ndarray):
         """Pull ``arms`` (B,): returns (rewards, pseudo-regret), each (B,)."""
@@ -140,11 +148,12 @@ class SphereGaussian(Environment):
         return flat[:, :K * d].reshape(-1, K, d), flat[:, K * d:]
 
 
-class CompactSphere:
+class CompactSphere(Environment):
     """Ensemble++ compact-action linear bandit: actions are the unit sphere S^{d-1}.
 
     theta* ~ N(0, prior_var I); the optimal action is theta*/|theta*|; an agent returns
-    action *vectors* (B, d); per-round regret |theta*| - <x, theta*>.
+    action *vectors* (B, d); per-round regret |theta*| - <x, theta*>.  ``observe`` shows no
+    features, only that the action set is the sphere (``compact``).
     """
 
     action_space = "sphere"
@@ -157,14 +166,12 @@ class CompactSphere:
         self.theta = streams.per_seed("instance", lambda g: np.sqrt(prior_var) * g.standard_normal(self.d))
         self.best = np.linalg.norm(self.theta, axis=1)
         self.features = None
+        self._obs = Observation(compact=True)
         self._noise = streams("noise", "normal")
 
     @property
     def x_star(self) -> np.ndarray:
         return self.theta / self.best[:, None]
-
-    def chosen(self, actions: np.ndarray) -> np.ndarray:
-        return actions
 
     def step(self, actions: np.ndarray):
         mean = np.einsum("bd,bd->b", actions, self.theta)

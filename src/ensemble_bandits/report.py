@@ -8,7 +8,7 @@ import platform
 import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
-from .atomic import atomic_write
+from .atomic import write_text_atomic
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -17,14 +17,6 @@ PAPERS = {
     "epp": "Li, Xu, Wang & Luo 2025, Scalable Exploration via Ensemble++",
 }
 ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive"}
-
-
-def write_text_atomic(text: str, path) -> None:
-    def write(tmp):
-        with open(tmp, "w") as fh:
-            fh.write(text)
-
-    atomic_write(path, write)
 
 
 def rst_escape(text: str) -> str:

@@ -1,11 +1,12 @@
 """Lockstep simulation of one cell (environment spec, agent spec, horizon) over a block of seeds.
 
-One loop over rounds drives all B seeds at once::
+One loop over rounds, :func:`play`, drives all B seeds at once (the protocol of
+:mod:`ensemble_bandits.protocol`)::
 
-    arms = agent.select(t); x = env.chosen(arms); rewards, regret = env.step(arms)
-    agent.update(t, arms, x, rewards)
+    obs = env.observe(t); arms = agent.select(t, obs); rewards, regret = env.step(arms)
+    agent.update(t, obs, arms, rewards)
 
-The result is a long table (seed, t, regret[, diagnostics]) of cumulative pseudo-regret at
+The result is a long table (seed, t, regret[, probe columns]) of cumulative pseudo-regret at
 checkpoint rounds, plus per-seed wall time.  Seeds are split into memory-bounded
 sub-batches; results do not depend on the split.
 """
@@ -17,9 +18,11 @@ import time
 
 import numpy as np
 
+from . import probes
 from .agents import AGENTS
 from .environments import ENVIRONMENTS
-from .experiments import EXPERIMENTS
+from .coupling import EXPERIMENTS
+from .protocol import Setting, play
 
 
 def _checked(kind: str, registry: dict, spec: dict, n_args: int):
@@ -30,7 +33,7 @@ def _checked(kind: str, registry: dict, spec: dict, n_args: int):
         raise ValueError(f"unknown {kind} {name!r}; known {kind}s: {', '.join(sorted(registry))}")
     cls = registry[name]
     params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
-    # the leading parameters are filled positionally by ``args`` (seeds; or env, seeds, horizon);
+    # the leading parameters are filled positionally by ``args`` (seeds; or setting, seeds, horizon);
     # the rest are hyper-parameters (an experiment's own ``env`` and ``horizon`` among them)
     allowed = [p for p in params if p != "self"][n_args:]
     bad = [k for k in spec if k not in allowed]
@@ -71,8 +74,12 @@ def make_env(spec: dict, seeds):
     return _construct("environment", ENVIRONMENTS, spec, seeds)
 
 
-def make_agent(spec: dict, env, seeds, horizon: int):
-    return _construct("agent", AGENTS, spec, env, seeds, horizon)
+def make_agent(spec: dict, setting, seeds, horizon: int):
+    """The agent of ``spec``, built from static facts: ``setting`` is a :class:`Setting`, or an
+    environment of which only ``env.setting`` is passed on."""
+    if not isinstance(setting, Setting):
+        setting = setting.setting
+    return _construct("agent", AGENTS, spec, setting, seeds, horizon)
 
 
 def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarray:
@@ -97,30 +104,22 @@ def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
 def _run_batch(cell: dict, seeds, cps, progress=None):
     T = int(cell["horizon"])
     env = make_env(cell["env"], seeds)
-    agent = make_agent(cell["agent"], env, seeds, T)
-    B = len(seeds)
-    cum = np.zeros(B)
-    rows = {"regret": []}
-    extra = {}
-    record = getattr(agent, "record", None)
+    agent = make_agent(cell["agent"], env.setting, seeds, T)
+    probe = probes.for_agent(agent)
+    cum = np.zeros(len(seeds))
+    cols = {"regret": []}
     k = 0
-    for t in range(1, T + 1):
-        arms = agent.select(t)
-        x = env.chosen(arms)
-        rewards, regret = env.step(arms)
-        agent.update(t, arms, x, rewards)
-        cum += regret
-        if t == cps[k]:
-            rows["regret"].append(cum.copy())
-            if record is not None:
-                for key, val in record().items():
-                    extra.setdefault(key, []).append(val)
+    for rnd in play(env, agent, T):
+        cum += rnd.regret
+        if rnd.t == cps[k]:
+            cols["regret"].append(cum.copy())
+            if probe is not None:
+                for key, val in probe(agent, env).items():
+                    cols.setdefault(key, []).append(val)
             k += 1
             if progress:
-                progress(t, T)
-    out = {"regret": np.array(rows["regret"])}
-    out.update({key: np.array(v) for key, v in extra.items()})
-    return out
+                progress(rnd.t, T)
+    return {key: np.array(v) for key, v in cols.items()}
 
 
 def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
@@ -164,8 +163,3 @@ def simulate(cell: dict, seeds, **kw):
     import pandas as pd
 
     return pd.DataFrame(simulate_columns(cell, seeds, **kw))
-
-
-def final(df):
-    """Rows of the last checkpoint of each seed."""
-    return df[df["t"] == df["t"].max()]

@@ -9,6 +9,13 @@ rule aggregate:
     output:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
         spec="results/{scale}/tables/{paper}-{fig}.json",
+    log:
+        "results/{scale}/logs/aggregate/{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
+    resources:
+        runtime=20,
+        mem_mb=4000,
     params:
         logged=LOGGED,
         digest=lambda w: pipeline.entry_digest(entry(w)),
@@ -17,13 +24,6 @@ rule aggregate:
         per_job=config["seeds_per_job"],
         fid=fid_of,
         data=data_option,
-    log:
-        "results/{scale}/logs/aggregate/{paper}-{fig}.log",
-    resources:
-        runtime=20,
-        mem_mb=4000,
-    conda:
-        "../envs/pipeline.yaml"
     shell:
         "OPENBLAS_NUM_THREADS=1 {params.logged} {log} python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
         "--seeds-per-job {params.per_job} --scales-json {params.scales} {params.data} "
@@ -36,17 +36,17 @@ rule claims:
     output:
         json="results/{scale}/claims/{paper}-{fig}.json",
         rst="results/{scale}/claims/{paper}-{fig}.rst",
+    log:
+        "results/{scale}/logs/claims/{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
+    resources:
+        runtime=10,
     params:
         logged=LOGGED,
         claims=lambda w: json.dumps(entry(w).get("claims", []), sort_keys=True),
         scales=scales_json(),
         fid=fid_of,
-    log:
-        "results/{scale}/logs/claims/{paper}-{fig}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../envs/pipeline.yaml"
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli claims --id {params.fid} --scale {wildcards.scale} "
         "--scales-json {params.scales} --table {input.table} --json {output.json} --rst {output.rst}"

@@ -90,15 +90,21 @@ def data_inputs(w):
     try:
         extra = data.verify(present, data_root()) if present else []
     except data.DataError as err:  # there, but not the expected file: never used silently
-        raise WorkflowError(f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; the dataset is "
-                            f"optional: move its files out of data_dir to build {fid_of(w)} without it")
+        raise WorkflowError(
+            f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; the dataset is "
+            f"optional: move its files out of data_dir to build {fid_of(w)} without it"
+        )
     try:
-        if str(config.get("data_fetch", False)).lower() == "true":  # rule fetch_data downloads what is missing, then checks everything
+        if (
+            str(config.get("data_fetch", False)).lower() == "true"
+        ):  # rule fetch_data downloads what is missing, then checks everything
             return [f"results/data/{name}.sha256" for name in names] + extra
         return (data.verify(names, config["data_dir"], base=workflow.basedir) if names else []) + extra
     except data.DataError as err:
-        raise WorkflowError(f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; to build the "
-                            f"rest without it: --config skip='[{fid_of(w)}]'")
+        raise WorkflowError(
+            f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; to build the "
+            f"rest without it: --config skip='[{fid_of(w)}]'"
+        )
 
 
 def data_root():
@@ -127,12 +133,17 @@ def built_only(scale, ids):
     """Ids whose figure files exist at ``scale`` (for --report), with a note of what is left out."""
     built = [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]
     if not built:
-        raise WorkflowError(f"--report: no figure has been built at scale {scale!r} yet; build them first, "
-                            f"e.g. `snakemake --cores 2 all --config scale={scale}`, then run the report again")
+        raise WorkflowError(
+            f"--report: no figure has been built at scale {scale!r} yet; build them first, "
+            f"e.g. `snakemake --cores 2 all --config scale={scale}`, then run the report again"
+        )
     if len(built) < len(ids):
         left = [i for i in ids if i not in built]
-        print(f"report: {len(built)} of {len(ids)} figures are built at scale {scale!r}; not built, so left "
-              f"out: {', '.join(left)}", file=sys.stderr)
+        print(
+            f"report: {len(built)} of {len(ids)} figures are built at scale {scale!r}; not built, so left "
+            f"out: {', '.join(left)}",
+            file=sys.stderr,
+        )
     return built
 
 
@@ -168,7 +179,7 @@ def requested_figures():
     target), a paper, a bare id, or a file under figures/<scale>/ or results/<scale>/ named after
     an id or a report.  Other targets (run files, rules) name no figure."""
     settings = getattr(workflow, "dag_settings", None)
-    if settings is None or settings.target_jobs:      # a cluster job's own Snakemake: no notice
+    if settings is None or settings.target_jobs:  # a cluster job's own Snakemake: no notice
         return []
     wanted = []
     for target in settings.targets or ["all"]:
@@ -185,7 +196,7 @@ def requested_figures():
             if name == "REPORT":
                 wanted += [(parts[1], i) for i in IDS]
             elif name.startswith("REPORT-"):
-                wanted += [(parts[1], i) for i in IDS if REGISTRY[i]["paper"] == name[len("REPORT-"):]]
+                wanted += [(parts[1], i) for i in IDS if REGISTRY[i]["paper"] == name[len("REPORT-") :]]
             elif name in REGISTRY:
                 wanted.append((parts[1], name))
     return list(dict.fromkeys(wanted))

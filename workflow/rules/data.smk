@@ -8,15 +8,15 @@
 rule fetch_data:
     output:
         "results/data/{dataset}.sha256",
+    log:
+        "results/logs/data/{dataset}.log",
+    conda:
+        "../envs/pipeline.yaml"
+    resources:
+        runtime=30,
     params:
         logged=LOGGED,
         data_dir=lambda w: shlex.quote(data_root()),
-    log:
-        "results/logs/data/{dataset}.log",
-    resources:
-        runtime=30,
-    conda:
-        "../envs/pipeline.yaml"
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli data fetch {wildcards.dataset} --data-dir {params.data_dir} "
         "> {output}"

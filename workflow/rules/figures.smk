@@ -17,18 +17,18 @@ rule figure:
             subcategory="{scale}",
             labels={"figure": "{paper}-{fig}", "scale": "{scale}"},
         ),
+    log:
+        notebook="results/{scale}/notebooks/{paper}-{fig}.ipynb",
+        stderr="results/{scale}/logs/figure/{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
+    resources:
+        runtime=10,
+        mem_mb=2000,
     params:
         logged=LOGGED,
         caption=lambda w: rst_escape(entry(w)["caption"]),
         title=lambda w: rst_escape(entry(w)["title"]),
-    log:
-        notebook="results/{scale}/notebooks/{paper}-{fig}.ipynb",
-        stderr="results/{scale}/logs/figure/{paper}-{fig}.log",
-    resources:
-        runtime=10,
-        mem_mb=2000,
-    conda:
-        "../envs/pipeline.yaml"
     shell:
         "MPLBACKEND=Agg {params.logged} {log.stderr} papermill {input.notebook} {log.notebook} -k python3 --log-level WARNING "
         "--no-progress-bar -p table {input.table} -p spec {input.spec} -p out_pdf {output.pdf} "

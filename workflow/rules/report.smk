@@ -10,15 +10,15 @@ rule report_all:
         figures=lambda w: figure_targets(w.scale, IDS),
     output:
         "figures/{scale}/REPORT.md",
+    log:
+        "results/{scale}/logs/report.log",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
         scales=scales_json(),
         ids=" ".join(IDS),
         skipped=" ".join(SKIPPED),
-    log:
-        "results/{scale}/logs/report.log",
-    conda:
-        "../envs/pipeline.yaml"
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
         "--ids {params.ids} --skipped {params.skipped} --out {output}"
@@ -30,14 +30,14 @@ rule report_paper:
         figures=lambda w: figure_targets(w.scale, [i for i in IDS if REGISTRY[i]["paper"] == w.paper]),
     output:
         "figures/{scale}/REPORT-{paper}.md",
-    params:
-        logged=LOGGED,
-        scales=scales_json(),
-        ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
     log:
         "results/{scale}/logs/report-{paper}.log",
     conda:
         "../envs/pipeline.yaml"
+    params:
+        logged=LOGGED,
+        scales=scales_json(),
+        ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
         "--ids {params.ids} --out {output}"

@@ -5,20 +5,20 @@
 rule simulate:
     output:
         "results/{scale}/runs/{key}/seeds-{start}-{end}.npz",
-    params:
-        logged=LOGGED,
-        cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
-        algorithms=ALGORITHMS_VERSION,
     log:
         "results/{scale}/logs/simulate/{key}-{start}-{end}.log",
+    conda:
+        "../envs/pipeline.yaml"
     threads: 1
     resources:
         runtime=cost_minutes,
         mem_mb=2000,
         cpus_per_task=1,
         gpu=lambda w: pipeline.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
-    conda:
-        "../envs/pipeline.yaml"
+    params:
+        logged=LOGGED,
+        cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
+        algorithms=ALGORITHMS_VERSION,
     shell:
         "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "

@@ -1,10 +1,10 @@
 """Linear-bandit agents, batched over seeds (leading axis B) and ensemble members.
 
-Protocol shared by every agent::
+Protocol shared by every agent (:mod:`ensemble_bandits.protocol`)::
 
-    agent = Cls(env, seeds, horizon, **hyper_parameters)
-    arms = agent.select(t)            # t = 1..T; arm indices (B,) or action vectors (B, d)
-    agent.update(t, arms, x, rewards) # x: features of the pulled arms (B, d)
+    agent = Cls(setting, seeds, horizon, **hyper_parameters)   # static facts only
+    arms = agent.select(t, obs)            # t = 1..T; arm indices (B,) or action vectors (B, d)
+    agent.update(t, obs, arms, rewards)    # obs.chosen(arms): features of the pulled arms (B, d)
 
 Randomness comes from the agent's own streams (seed, "agent/<name>/<stream>").
 Sherman-Morrison keeps every inverse Gram matrix in O(d^2) per round; tests check each
@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import distributions as dist
+from ..protocol import Setting
 from ..rng import Streams, binomial_half_fixed, words_for
 
 TIEBREAK = 1e-12  # fixed per-run random jitter: breaks exact ties (e.g. theta = 0) at random
@@ -35,25 +36,27 @@ def bmv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class LinearAgent:
-    """Common state: the environment's arms, a per-run tie-break jitter and the agent streams."""
+    """Common state: the static setting, a per-run tie-break jitter and the agent streams."""
 
     name = "linear"
     # whether the agent can use an accelerator (torch on a GPU): only such agents' simulate jobs
     # request the `gpu` GPUs of the config; numpy agents never do
     uses_accelerator = False
 
-    def __init__(self, env, seeds, horizon: int):
-        self.env = env
-        self.B, self.d, self.T = env.B, env.d, int(horizon)
-        self.sphere = env.action_space == "sphere"
+    def __init__(self, setting: Setting, seeds, horizon: int):
+        if not isinstance(setting, Setting):
+            raise TypeError(f"an agent is built from a Setting (env.setting), not a {type(setting).__name__}")
+        self.setting = setting
+        self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
+        self.sphere = setting.action_space == "sphere"
         self.streams = Streams(seeds, f"agent/{self.name}")
         self.rows = np.arange(self.B)
         if self.sphere:
             self.fallback = self.streams("zero_theta_direction", "normal")
         else:
-            self.jitter = TIEBREAK * self.streams.per_seed("tiebreak", lambda g: g.random(env.K))
+            self.jitter = TIEBREAK * self.streams.per_seed("tiebreak", lambda g: g.random(self.K))
 
-    def greedy(self, theta: np.ndarray) -> np.ndarray:
+    def greedy(self, theta: np.ndarray, obs) -> np.ndarray:
         """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere; a uniformly random
         direction where theta = 0, as in the Ensemble++ authors' code)."""
         if self.sphere:
@@ -64,7 +67,7 @@ class LinearAgent:
                 theta = np.where(zero[:, None], direction, theta)
                 norm = np.linalg.norm(theta, axis=1, keepdims=True)
             return theta / norm
-        return np.argmax(self.env.scores(theta) + self.jitter, axis=1)
+        return np.argmax(obs.scores(theta) + self.jitter, axis=1)
 
 
 class Ridge:
@@ -105,8 +108,8 @@ class LinTS(LinearAgent):
 
     name = "lints"
 
-    def __init__(self, env, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5, sampler: str = "sqrt"):
-        super().__init__(env, seeds, horizon)
+    def __init__(self, setting, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5, sampler: str = "sqrt"):
+        super().__init__(setting, seeds, horizon)
         if sampler not in ("sqrt", "cholesky"):
             raise ValueError(f"sampler must be 'sqrt' or 'cholesky', got {sampler!r}")
         self.noise_sd, self.sampler = float(noise_sd), sampler
@@ -118,7 +121,7 @@ class LinTS(LinearAgent):
             self._b = np.zeros((self.B, self.d))
         self.z = self.streams("sample", "normal")
 
-    def select(self, t):
+    def select(self, t, obs):
         z = self.z.take(self.d)
         if self.sampler == "cholesky":
             chol = np.linalg.cholesky(self.ridge.Vinv)
@@ -126,9 +129,10 @@ class LinTS(LinearAgent):
         else:
             w = np.matmul(self._b[:, None, :], self.F)[:, 0, :] + self.noise_sd * z
             theta = bmv(self.F, w)
-        return self.greedy(theta)
+        return self.greedy(theta, obs)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         if self.sampler == "cholesky":
             self.ridge.add(x, r)
         else:
@@ -162,10 +166,10 @@ class LinUCB(LinearAgent):
 
     name = "linucb"
 
-    def __init__(self, env, seeds, horizon, lam: float = 1.0, beta: str = "oful", R: float = 0.5,
+    def __init__(self, setting, seeds, horizon, lam: float = 1.0, beta: str = "oful", R: float = 0.5,
                  S: float = 1.0, L: float = 1.0, delta: float | None = None, alpha: float = 1.0,
                  fixed_width: bool = False, gram_scale: float = 1.0):
-        super().__init__(env, seeds, horizon)
+        super().__init__(setting, seeds, horizon)
         if beta not in ("oful", "constant"):
             raise ValueError(f"beta must be 'oful' or 'constant', got {beta!r}")
         if self.sphere:
@@ -182,14 +186,15 @@ class LinUCB(LinearAgent):
         n = self.T if self.fixed_width else t
         return self.R * math.sqrt(self.d * math.log((1 + n * self.L ** 2 / self.lam) / self.delta)) + math.sqrt(self.lam) * self.S
 
-    def select(self, t):
-        X = self.env.features
+    def select(self, t, obs):
+        X = obs.features
         XV = np.matmul(X, self.ridge.Vinv)
         norms = np.sqrt(np.maximum(np.einsum("bkd,bkd->bk", XV, X), 0.0))
         scores = bmv(X, self.ridge.mean()) + self.width(t) * norms
         return np.argmax(scores + self.jitter, axis=1)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         # V = lam I + g sum x x^T, b = g sum x y: the ridge mean is unchanged by g when lam scales too
         self.ridge.add(x, self.gram_scale * np.asarray(r), self.gram_scale)
 
@@ -203,8 +208,8 @@ class EpsilonGreedy(LinearAgent):
 
     name = "egreedy"
 
-    def __init__(self, env, seeds, horizon, lam: float = 1.0, rate: float = 0.05, schedule: str = "sqrt_n"):
-        super().__init__(env, seeds, horizon)
+    def __init__(self, setting, seeds, horizon, lam: float = 1.0, rate: float = 0.05, schedule: str = "sqrt_n"):
+        super().__init__(setting, seeds, horizon)
         if schedule not in ("sqrt_n", "literal"):
             raise ValueError(f"schedule must be 'sqrt_n' or 'literal', got {schedule!r}")
         if self.sphere:
@@ -213,38 +218,39 @@ class EpsilonGreedy(LinearAgent):
         self.ridge = Ridge(self.B, self.d, lam)
         self.u = self.streams("explore", "uniform")
 
-    def select(self, t):
+    def select(self, t, obs):
         u = self.u.take(2)
         eps = min(1.0, self.rate / (2.0 * math.sqrt(t)))
-        random_arm = np.minimum((u[:, 1] * self.env.K).astype(np.int64), self.env.K - 1)
-        return np.where(u[:, 0] < eps, random_arm, self.greedy(self.ridge.mean()))
+        random_arm = np.minimum((u[:, 1] * self.K).astype(np.int64), self.K - 1)
+        return np.where(u[:, 0] < eps, random_arm, self.greedy(self.ridge.mean(), obs))
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         self.ridge.add(x, r)
 
 
 class ArmStats(LinearAgent):
     """Per-arm sufficient statistics (pull counts, reward sums) and the forced basis pulls."""
 
-    def __init__(self, env, seeds, horizon, basis_init: bool):
-        super().__init__(env, seeds, horizon)
+    def __init__(self, setting, seeds, horizon, basis_init: bool):
+        super().__init__(setting, seeds, horizon)
         if self.sphere:
             raise ValueError(f"{self.name} needs a finite arm set")
-        self.pulls = np.zeros((self.B, env.K), dtype=np.int64)
-        self.reward_sum = np.zeros((self.B, env.K))
+        self.pulls = np.zeros((self.B, self.K), dtype=np.int64)
+        self.reward_sum = np.zeros((self.B, self.K))
         self.n_init = self.d if basis_init else 0
 
     def basis_arm(self, t):
         """Rounds 1..d pull the last d arms, I_t = K - t + 1 (1-based)."""
-        return np.full(self.B, self.env.K - t, dtype=np.int64)
+        return np.full(self.B, self.K - t, dtype=np.int64)
 
     def record_pull(self, arms, r):
         self.pulls[self.rows, arms] += 1
         self.reward_sum[self.rows, arms] += r
 
-    def perturbed_mean(self, inv, extra) -> np.ndarray:
+    def perturbed_mean(self, inv, extra, obs) -> np.ndarray:
         """inv @ sum_k x_k (reward_sum_k + extra_k)."""
-        xs = np.matmul((self.reward_sum + extra)[:, None, :], self.env.features)[:, 0, :]
+        xs = np.matmul((self.reward_sum + extra)[:, None, :], obs.features)[:, 0, :]
         return bmv(inv, xs)
 
 
@@ -259,29 +265,30 @@ class LinPHE(ArmStats):
 
     name = "linphe"
 
-    def __init__(self, env, seeds, horizon, a: float = 1.0, lam: float = 1e-4, reg_scale: str = "absolute"):
-        super().__init__(env, seeds, horizon, basis_init=True)
+    def __init__(self, setting, seeds, horizon, a: float = 1.0, lam: float = 1e-4, reg_scale: str = "absolute"):
+        super().__init__(setting, seeds, horizon, basis_init=True)
         if a <= 0:
             raise ValueError("linphe needs a > 0")
         if reg_scale not in ("absolute", "times_a_plus_1"):
             raise ValueError(f"reg_scale must be 'absolute' or 'times_a_plus_1', got {reg_scale!r}")
         reg = lam * (a + 1) if reg_scale == "times_a_plus_1" else lam
         self.a = float(a)
-        self.counts = np.zeros((self.B, env.K), dtype=np.int64)   # ceil(a T_k), kept in step with pulls
+        self.counts = np.zeros((self.B, self.K), dtype=np.int64)   # ceil(a T_k), kept in step with pulls
         self.Ginv = np.tile(np.eye(self.d) / reg, (self.B, 1, 1))
         self.bits = self.streams("pseudo_rewards", "bits")
 
     def pseudo_counts(self, pulls):
         return np.ceil(self.a * pulls - 1e-9).astype(np.int64)
 
-    def select(self, t):
+    def select(self, t, obs):
         if t <= self.n_init:
             return self.basis_arm(t)
-        bound = math.ceil(self.a * (t - 1)) + self.env.K   # >= sum_k ceil(a T_k); depends on t only
+        bound = math.ceil(self.a * (t - 1)) + self.K   # >= sum_k ceil(a T_k); depends on t only
         U = binomial_half_fixed(self.bits, self.counts, words_for(bound))
-        return self.greedy(self.perturbed_mean(self.Ginv, U))
+        return self.greedy(self.perturbed_mean(self.Ginv, U, obs), obs)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         before = self.counts[self.rows, arms]
         self.record_pull(arms, r)
         after = self.pseudo_counts(self.pulls[self.rows, arms])
@@ -298,9 +305,9 @@ class GeneralisedLinPHE(ArmStats):
 
     name = "glinphe"
 
-    def __init__(self, env, seeds, horizon, lam: float = 1.0, perturbation: str = "gaussian", scale: float = 0.5,
+    def __init__(self, setting, seeds, horizon, lam: float = 1.0, perturbation: str = "gaussian", scale: float = 0.5,
                  binomial_n: int = 1, init: str = "none", init_scale: float | None = None, basis_init: bool = False):
-        super().__init__(env, seeds, horizon, basis_init=basis_init)
+        super().__init__(setting, seeds, horizon, basis_init=basis_init)
         self.ridge = Ridge(self.B, self.d, lam)
         self.pert = dist.ScalarPerturbation(perturbation, scale, binomial_n)
         self.init = init
@@ -309,14 +316,15 @@ class GeneralisedLinPHE(ArmStats):
         self.z = self.streams("reward_perturbation", self.pert.kind)
         self.w = self.streams("initial_perturbation", "normal")
 
-    def select(self, t):
+    def select(self, t, obs):
         if t <= self.n_init:
             return self.basis_arm(t)
         xi = self.pert.arm_sums(self.z, self.pulls, t - 1)
         W = dist.init_vectors(self.init, self.init_scale, self.w, 1, self.d)[:, 0]
-        return self.greedy(self.perturbed_mean(self.ridge.Vinv, xi) + bmv(self.ridge.Vinv, W))
+        return self.greedy(self.perturbed_mean(self.ridge.Vinv, xi, obs) + bmv(self.ridge.Vinv, W), obs)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         self.record_pull(arms, r)
         self.ridge.add(x, r)
 
@@ -328,15 +336,17 @@ class EnsembleSampling(LinearAgent):
     W_j ~ P_W (``init``, per-coordinate std ``init_scale``, default sqrt(lam) * scale),
     Z ~ P_R (``perturbation`` with std ``scale``), one fresh Z per model per round, never
     resampled.  ``selection``: ``uniform`` j_t ~ U[m] or ``round_robin`` j_t = t (mod m).
-    ``m: T`` (the string) means m equal to the horizon.
+    ``m: T`` (the string) means m equal to the horizon.  ``diagnostics`` and ``beta`` do not change
+    the algorithm: they ask the runner's optimism probe (:mod:`ensemble_bandits.probes`) for the
+    columns ``optfrac`` and ``lemma2frac``.
     """
 
     name = "ensemble_sampling"
 
-    def __init__(self, env, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
+    def __init__(self, setting, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
                  scale: float = 0.5, binomial_n: int = 1, init: str = "gaussian", init_scale: float | None = None,
                  selection: str = "uniform", diagnostics: bool = False, beta: float | None = None):
-        super().__init__(env, seeds, horizon)
+        super().__init__(setting, seeds, horizon)
         self.m = self.T if m in ("T", "horizon") else int(m)
         if selection not in ("uniform", "round_robin"):
             raise ValueError(f"selection must be 'uniform' or 'round_robin', got {selection!r}")
@@ -355,31 +365,18 @@ class EnsembleSampling(LinearAgent):
             return np.full(self.B, (t - 1) % self.m)
         return np.minimum((self.j.take(1)[:, 0] * self.m).astype(np.int64), self.m - 1)
 
-    def select(self, t):
-        return self.greedy(bmv(self.ridge.Vinv, self.S[self.rows, self.member(t)]))
+    def select(self, t, obs):
+        return self.greedy(bmv(self.ridge.Vinv, self.S[self.rows, self.member(t)]), obs)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         self.ridge.add(x, r)
-        Z = self.pert.draw(self.z, self.m)
+        Z = self.perturbations()
         self.S += (np.asarray(r)[:, None] + Z)[:, :, None] * x[:, None, :]
 
-    def record(self):
-        """Fraction of members that are optimistic: max_x x^T theta_j >= x*^T theta* (and Lemma 2's test)."""
-        if not self.diagnostics:
-            return {}
-        env = self.env
-        thetas = np.matmul(self.S, self.ridge.Vinv)            # (B, m, d); Vinv symmetric
-        if self.sphere:
-            top = np.linalg.norm(thetas, axis=2)
-        else:
-            top = np.matmul(thetas, env.features.transpose(0, 2, 1)).max(axis=2)
-        out = {"optfrac": (top >= env.best[:, None]).mean(axis=1)}
-        if self.beta is not None:
-            xs = env.x_star
-            dev = np.einsum("bmd,bd->bm", thetas, xs) - np.einsum("bd,bd->b", self.ridge.mean(), xs)[:, None]
-            width = np.sqrt(np.einsum("bd,bd->b", xs, bmv(self.ridge.Vinv, xs)))
-            out["lemma2frac"] = (dev >= self.beta * width[:, None]).mean(axis=1)
-        return out
+    def perturbations(self) -> np.ndarray:
+        """The round's reward perturbations Z (B, m), one per member (the coupled experiment records them)."""
+        return self.pert.draw(self.z, self.m)
 
 
 class EnsemblePlusPlus(LinearAgent):
@@ -394,9 +391,9 @@ class EnsemblePlusPlus(LinearAgent):
 
     name = "ensemble_pp"
 
-    def __init__(self, env, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
+    def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, noise_sd: float = 1.0, init: str = "perturbation_rows"):
-        super().__init__(env, seeds, horizon)
+        super().__init__(setting, seeds, horizon)
         self.M, self.ref, self.pert_name = int(M), reference, perturbation
         self.noise_sd = float(noise_sd)
         self.ridge = Ridge(self.B, self.d, 1.0 / prior_var)       # Vinv = Sigma (unit noise units)
@@ -414,10 +411,11 @@ class EnsemblePlusPlus(LinearAgent):
     def theta(self, zeta):
         return bmv(self.ridge.Vinv, self.ridge.b + bmv(self.P, zeta))
 
-    def select(self, t):
-        return self.greedy(self.theta(dist.reference(self.ref, self.zeta, self.M)))
+    def select(self, t, obs):
+        return self.greedy(self.theta(dist.reference(self.ref, self.zeta, self.M)), obs)
 
-    def update(self, t, arms, x, r):
+    def update(self, t, obs, arms, r):
+        x = obs.chosen(arms)
         s = self.noise_sd
         self.ridge.add(x / s, np.asarray(r) / s)
         z = dist.perturbation(self.pert_name, self.z, self.M)

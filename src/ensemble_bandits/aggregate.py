@@ -1,8 +1,10 @@
-"""Aggregation: run files of a figure -> one long table (and derived tables).
+"""Aggregation: run files of a figure -> one long table (and derived tables); reading cached
+run files and tables with a clear error when one is corrupt.
 
 The figure table has one row per (panel, curve, seed, checkpoint t) with the grid
 variables of the panel and curve as extra columns.  ``derive`` entries turn it into the
 table a plot needs (the minimum ensemble size of Ensemble++, the run-time table).
+Statistics live in ``stats``, writers in ``atomic``.
 """
 from __future__ import annotations
 
@@ -10,25 +12,10 @@ import re
 
 import numpy as np
 
-from .atomic import atomic_write
 from .pipeline import figure_runs
+from .stats import final_rows
 
 _RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.npz$")
-
-
-def write_atomic(df, path) -> None:
-    """Write a table as parquet, atomically (temp file + rename)."""
-    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
-
-
-def write_columns_atomic(columns: dict, path) -> None:
-    """Write a run file: numpy columns in an .npz archive (numpy alone, so a simulation job starts
-    fast), atomically."""
-    def write(tmp):
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **columns)
-
-    atomic_write(path, write)
 
 
 class CacheError(RuntimeError):
@@ -85,12 +72,6 @@ def figure_table(fig: dict, per_job: int, files=None):
         if table[col].dtype == object:
             table[col] = table[col].map(lambda v: v if v is None or isinstance(v, str) else str(v))
     return table
-
-
-def final_rows(table):
-    """Rows at the last checkpoint of each (panel, curve)."""
-    last = table.groupby(["panel", "curve"])["t"].transform("max")
-    return table[table["t"] == last]
 
 
 def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,

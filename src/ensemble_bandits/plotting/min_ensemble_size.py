@@ -1,0 +1,83 @@
+"""Kind min_ensemble_size: the minimum ensemble size against the dimension, one line per
+number of arms, with a least-squares fit through the origin."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..stats import fit_through_origin
+from .style import (
+    MARKERS,
+    finish_figure,
+    footer_text,
+    no_data,
+    palette,
+    panel_column,
+    require,
+    seeds_text,
+    sorted_values,
+    subplots,
+    value_label,
+)
+
+
+def draw(df, spec, plot):
+    """Table columns d, n_arms, M_min (NaN = not reached), optional M_max_tried and panel.
+    Options: x (default d), y (default M_min), group (default n_arms), xlabel, ylabel, logy, fit."""
+    kind = "min_ensemble_size"
+    xcol, ycol, gcol = plot.get("x", "d"), plot.get("y", "M_min"), plot.get("group", "n_arms")
+    require(df, [xcol, ycol, gcol], kind)
+    df, panels = panel_column(df, spec)
+    groups = sorted_values(df[gcol])
+    pal = palette(len(groups))
+    outside = plot.get("legend_loc", "outside") == "outside"
+    fig, axes = subplots(len(panels), plot.get("ncols"), w=4.4 + (2.5 if outside else 0), h=3.5)
+    for ax, panel in zip(axes, panels):
+        sp = df[df["panel"] == panel]
+        if sp.empty:
+            no_data(ax, panel)
+            continue
+        finite_y = sp[ycol][np.isfinite(sp[ycol].astype(float))]
+        top_default = float(finite_y.max()) * 1.15 if len(finite_y) else 1.0
+        missing_labelled = False
+        for i, g in enumerate(groups):
+            s = sp[sp[gcol] == g].sort_values(xcol)
+            if s.empty:
+                continue
+            yv = s[ycol].astype(float)
+            ok = np.isfinite(yv)
+            label = f"|X| = {int(g):,}" if gcol == "n_arms" else value_label(gcol, g)
+            ax.plot(s[xcol][ok], yv[ok], marker=MARKERS[i % len(MARKERS)], ms=5, lw=1.4, color=pal[i], label=label)
+            if (~ok).any():
+                if "M_max_tried" in s.columns:
+                    top = s["M_max_tried"].astype(float)[~ok].fillna(top_default)
+                else:
+                    top = np.full(int((~ok).sum()), top_default)
+                ax.scatter(s[xcol][~ok], top, marker="x", s=45, color=pal[i], zorder=4,
+                           label=None if missing_labelled else "not reached (top of grid)")
+                missing_labelled = True
+        if plot.get("fit", True):
+            c, r2 = fit_through_origin(sp[xcol], sp[ycol])
+            if np.isfinite(c):
+                xs = np.linspace(0, float(sp[xcol].max()), 50)
+                ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
+                        label=f"LS fit through 0:\n{ycol} = {c:.3g}·{xcol}, R² = {r2:.2f}")
+        ax.set_xlabel(plot.get("xlabel", "dimension d" if xcol == "d" else xcol))
+        ax.set_ylabel(plot.get("ylabel", "minimum ensemble size $M_{\\min}$" if ycol == "M_min" else ycol))
+        if plot.get("logy"):
+            ax.set_yscale("log", base=plot.get("base", 10))
+        else:
+            ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        ax.set_title(panel)
+        loc = plot.get("legend_loc", "outside")
+        if loc == "outside":  # right of each panel (the fit label differs per panel)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        else:
+            ax.legend(loc=loc)
+    n_text = None
+    for c in ("n_seeds", "seeds", "n"):
+        if c in df.columns:
+            n_text = seeds_text(sorted(set(int(v) for v in df[c].dropna())))
+            break
+    finish_figure(fig, spec, kind, footer_text(spec, kind, n_text))
+    return fig

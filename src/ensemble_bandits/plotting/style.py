@@ -1,0 +1,332 @@
+"""What every plot kind shares: the look (rc, palettes, line styles, legends, title and footer,
+saving), and the reading and checking of a kind's inputs (``load_table``, ``load_spec``, panel and
+curve columns).  The bands over seeds are computed in ``ensemble_bandits.stats``."""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ..atomic import save_figure_atomic
+from ..stats import BANDS
+
+DPI = 150
+PANEL_W, PANEL_H = 4.0, 3.1  # inches per subplot
+LINESTYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (8, 2)), (0, (3, 1, 1, 1, 1, 1))]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+
+
+# --------------------------------------------------------------------------------------------
+# inputs: tables, specs, panel and curve columns, values
+# --------------------------------------------------------------------------------------------
+def is_none(x) -> bool:
+    return x is None or (isinstance(x, str) and x.strip() in ("", "None", "none", "null"))
+
+
+def load_table(table):
+    if is_none(table):
+        return None
+    if isinstance(table, pd.DataFrame):
+        return table.copy()
+    path = Path(table)
+    if not path.exists():
+        raise FileNotFoundError(f"table {str(path)!r} does not exist")
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    from ..aggregate import read_table
+
+    return read_table(path)
+
+
+def load_spec(spec) -> dict:
+    if is_none(spec):
+        return {}
+    if isinstance(spec, dict):
+        return dict(spec)
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"spec {str(path)!r} does not exist")
+    with open(path) as f:
+        out = json.load(f)
+    if not isinstance(out, dict):
+        raise ValueError(f"spec {str(path)!r} must hold a JSON object, got {type(out).__name__}")
+    return out
+
+
+def require(df: pd.DataFrame, cols, kind: str):
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{kind}: table lacks column(s) {missing}; it has {list(df.columns)}"
+        )
+
+
+def ordered(listed, present):
+    """Listed items first (in their order), then any extra present items in first-seen order."""
+    listed = [str(x) for x in (listed or [])]
+    seen = set(listed)
+    extra = []
+    for p in present:
+        if p not in seen:
+            seen.add(p)
+            extra.append(p)
+    return listed + extra
+
+
+def panel_column(df: pd.DataFrame, spec: dict, default: str = ""):
+    """(copy of df with a str ``panel`` column, ``default`` where it had none; panel order)."""
+    df = df.copy()
+    if "panel" not in df.columns:
+        df["panel"] = default
+    df["panel"] = df["panel"].astype(str)
+    return df, ordered(spec.get("panels"), pd.unique(df["panel"]))
+
+
+def prepare_sim(df: pd.DataFrame, spec: dict, kind: str, need_t: bool = True):
+    """Normalise panel/curve columns; return (df, panels, curves)."""
+    cols = ["curve"] + (["t"] if need_t else [])
+    require(df, cols, kind)
+    listed = spec.get("panels") or []
+    df, panels = panel_column(df, spec, str(listed[0]) if len(listed) == 1 else "")
+    df["curve"] = df["curve"].astype(str)
+    curves = ordered(spec.get("curves"), pd.unique(df["curve"]))
+    extra = [c for c in pd.unique(df["curve"]) if c not in set(map(str, spec.get("curves") or []))]
+    if spec.get("curves") and extra:
+        warnings.warn(f"{spec.get('id', kind)}: curves {extra} are not listed in spec.curves; drawn last")
+    return df, panels, curves
+
+
+def seed_counts(df: pd.DataFrame) -> list[int]:
+    """Seeds per (panel, curve)."""
+    if "seed" in df.columns:
+        n = df.groupby(["panel", "curve"], sort=False)["seed"].nunique()
+    elif "t" in df.columns:
+        n = df.groupby(["panel", "curve", "t"], sort=False).size().groupby(level=[0, 1]).max()
+    else:
+        n = df.groupby(["panel", "curve"], sort=False).size()
+    return sorted(set(int(v) for v in n.to_numpy()))
+
+
+def seeds_text(ns) -> str:
+    if not ns:
+        return "n=0 seeds"
+    if len(ns) == 1:
+        return f"n={ns[0]} seeds"
+    return f"n={ns[0]}–{ns[-1]} seeds"
+
+
+def fmt_val(v) -> str:
+    if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return f"{v:g}"
+    return str(v)
+
+
+def value_label(col: str, v) -> str:
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return f"{col} = {fmt_val(v)}"
+    return str(v)
+
+
+def sorted_values(values):
+    vals = [v for v in values if not isnull(v)]
+    try:
+        return sorted(set(vals), key=lambda v: float(v))
+    except (TypeError, ValueError):
+        out = []
+        for v in vals:
+            if v not in out:
+                out.append(v)
+        return out
+
+
+def isnull(v) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# palettes and line styles
+# --------------------------------------------------------------------------------------------
+def palette(n: int):
+    if n <= 10:
+        return sns.color_palette("colorblind", max(n, 1))
+    return sns.color_palette("husl", n)
+
+
+def _curve_attr(df: pd.DataFrame, col: str) -> dict:
+    if col not in df.columns:
+        raise ValueError(f"plot option refers to column {col!r}, absent from the table; it has {list(df.columns)}")
+    return df.groupby("curve", sort=False)[col].first().to_dict()
+
+
+def curve_styles(df: pd.DataFrame, curves, plot: dict) -> dict:
+    """curve -> dict(color=..., linestyle=...), consistent across panels."""
+    hue_by, style_by = plot.get("hue_by"), plot.get("style_by")
+    black = set(map(str, plot.get("black") or []))
+    styles = {}
+    if hue_by:
+        attr = _curve_attr(df, hue_by)
+        values = sorted_values(attr.get(c) for c in curves)
+        nulls = [c for c in curves if isnull(attr.get(c)) and c not in black]
+        pal = palette(len(values) + len(nulls))
+        for c in curves:
+            v = attr.get(c)
+            if not isnull(v):
+                color = pal[values.index(v)]
+            elif c in nulls:
+                color = pal[len(values) + nulls.index(c)]
+            else:
+                color = "black"
+            styles[c] = {"color": color}
+    else:
+        coloured = [c for c in curves if c not in black]
+        pal = palette(min(len(coloured), 10))
+        for i, c in enumerate(coloured):
+            styles[c] = {"color": pal[i % len(pal)]}
+    if style_by:
+        attr = _curve_attr(df, style_by)
+        values = sorted_values(attr.get(c) for c in curves)
+        for c in curves:
+            v = attr.get(c)
+            ls = "-" if isnull(v) else LINESTYLES[values.index(v) % len(LINESTYLES)]
+            styles.setdefault(c, {})["linestyle"] = ls
+    elif not hue_by and len([c for c in curves if c not in black]) > 10:
+        coloured = [c for c in curves if c not in black]
+        for i, c in enumerate(coloured):
+            styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
+    for c in curves:
+        styles.setdefault(c, {})
+        if c in black:
+            styles[c]["color"] = "black"
+        styles[c].setdefault("linestyle", "-")
+    return styles
+
+
+# --------------------------------------------------------------------------------------------
+# figure helpers
+# --------------------------------------------------------------------------------------------
+def rc_params():
+    rc = {}
+    rc.update(sns.axes_style("whitegrid"))
+    rc.update(sns.plotting_context("paper", font_scale=1.15))
+    rc.update({
+        "axes.prop_cycle": matplotlib.cycler(color=sns.color_palette("colorblind")),
+        "pdf.fonttype": 42,
+        "ps.fonttype": 42,
+        "legend.frameon": True,
+        "legend.framealpha": 0.85,
+        "legend.fontsize": "small",
+        "figure.dpi": 100,
+        "savefig.dpi": DPI,
+    })
+    return rc
+
+
+def _grid(n: int, ncols=None):
+    ncols = int(ncols) if ncols else n
+    ncols = max(1, min(ncols, n))
+    nrows = max(1, math.ceil(n / ncols))
+    return nrows, ncols
+
+
+def subplots(n: int, ncols=None, w=PANEL_W, h=PANEL_H, **kw):
+    nrows, ncols = _grid(n, ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows + 0.6), squeeze=False, **kw)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str | None = None) -> str:
+    parts = [str(spec.get("id") or f"demo-{kind}"), f"scale={spec.get('scale') or 'demo'}"]
+    if n_text:
+        parts.append(n_text)
+    if band_kind:
+        parts.append(f"band: {BANDS.get(band_kind, band_kind)}")
+    return " · ".join(parts)
+
+
+def seeds_footer(spec: dict, kind: str, df: pd.DataFrame, band_kind: str | None) -> str:
+    """Footer of a simulation figure: the seeds per (panel, curve) of ``df`` and the band."""
+    return footer_text(spec, kind, seeds_text(seed_counts(df)), band_kind)
+
+
+def finish_figure(fig, spec: dict, kind: str, footer: str):
+    """Title on top, footer at the bottom, tight layout in between."""
+    w, h = fig.get_size_inches()
+    title = spec.get("title") or kind.replace("_", " ")
+    fig.suptitle(title, fontsize=12, y=1 - 0.06 / h, va="top")
+    fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
+    rect = (0, 0.26 / h, 1, 1)  # tight_layout makes room for the suptitle itself
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig.tight_layout(rect=rect)
+    outside = getattr(fig, "_eb_outside_legend", None)
+    if outside:
+        handles, labels, ncol = outside
+        right = max(ax.get_position().x1 for ax in fig.axes if ax.get_visible())
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(right + 0.025, 0.5), ncol=ncol)
+
+
+def save_figure(fig, out_pdf=None, out_png=None) -> dict:
+    """Write fig atomically to out_pdf (vector) and out_png (150 dpi); either may be None."""
+    written = {}
+    for key, path, fmt in (("pdf", out_pdf, "pdf"), ("png", out_png, "png")):
+        if is_none(path):
+            continue
+        meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+        written[key] = save_figure_atomic(fig, path, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=0.08,
+                                          metadata=meta)
+    return written
+
+
+def no_data(ax, label=""):
+    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.5")
+    ax.set_title(label)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def default_ylabel(y: str, final: bool = False) -> str:
+    if y == "regret":
+        return "final cumulative regret" if final else "cumulative regret"
+    if y == "seconds":
+        return "wall time (s)"
+    return y
+
+
+def ref_hlines(ax, plot):
+    """plot.hline: a number or a list of numbers drawn as dashed grey reference lines
+    (label from plot.hline_label, default "y = <value>")."""
+    vals = plot.get("hline")
+    if vals is None:
+        return
+    vals = vals if isinstance(vals, (list, tuple)) else [vals]
+    labels = plot.get("hline_label")
+    labels = labels if isinstance(labels, (list, tuple)) else [labels] * len(vals)
+    for v, lab in zip(vals, labels):
+        ax.axhline(float(v), color="0.35", ls="--", lw=1.0, label=lab or f"y = {float(v):g}")
+
+
+def place_legend(ax, handles, labels, loc="best", ncol=1):
+    """Legend inside ``ax`` at ``loc``, or with loc="outside" one figure legend right of the panels
+    (saved figures use bbox_inches="tight", so it is kept)."""
+    if not handles:
+        return None
+    if loc == "outside":
+        fig = ax.figure
+        fig._eb_outside_legend = (handles, labels, ncol)  # placed by finish_figure, after tight_layout
+        return None
+    return ax.legend(handles, labels, loc=loc, ncol=ncol)

@@ -1,0 +1,78 @@
+"""The round protocol between an environment and an agent, for every model family.
+
+An agent is built from static facts only, ``Agent(setting, seeds, horizon, **hyper)``: a
+:class:`Setting`, the seeds that name its random streams and the horizon; never the environment,
+theta*, the best arm or the mean rewards.  Each round of :func:`play` (the runner's loop)::
+
+    obs = env.observe(t)                   # Observation: what a learner may see in round t
+    arms = agent.select(t, obs)            # arm indices (B,), or action vectors (B, d) on the sphere
+    rewards, regret = env.step(arms)       # the regret is for the record, never shown to the agent
+    agent.update(t, obs, arms, rewards)
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Static facts an agent is built from: batch size B (seeds), dimension d, number of arms K
+    (0 on the sphere) and the action space, ``finite`` (arm indices) or ``sphere`` (unit vectors)."""
+
+    B: int
+    d: int
+    K: int
+    action_space: str = "finite"
+
+
+@dataclass(frozen=True, eq=False)
+class Observation:
+    """What an agent sees in one round: arm features (B, K, d) and their transposed contiguous
+    copy (B, d, K) used for scoring; ``compact``: the action set is the unit sphere (no features).
+
+    A fixed arm set returns the same Observation every round; per-round contexts return a new one,
+    so an agent must not keep features across rounds."""
+
+    features: np.ndarray | None = None
+    features_t: np.ndarray | None = None
+    compact: bool = False
+
+    @classmethod
+    def of(cls, features: np.ndarray) -> Observation:
+        """The observation of a finite arm set ``features`` (B, K, d)."""
+        return cls(features, np.ascontiguousarray(features.transpose(0, 2, 1)))
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        """x^T theta for every arm (B, K), theta (B, d)."""
+        return np.matmul(theta[:, None, :], self.features_t)[:, 0, :]
+
+    def chosen(self, arms: np.ndarray) -> np.ndarray:
+        """Features (B, d) of the pulled ``arms``: the action vectors themselves on the sphere."""
+        if self.compact:
+            return arms
+        return self.features[np.arange(len(arms)), arms]
+
+
+class Round(NamedTuple):
+    """One played round, as :func:`play` yields it."""
+
+    t: int
+    obs: Observation
+    arms: np.ndarray
+    rewards: np.ndarray
+    regret: np.ndarray
+
+
+def play(env, agent, horizon: int) -> Iterator[Round]:
+    """The round loop, written once: plays rounds 1..horizon, yielding each after the agent's
+    update (a generator: nothing is played until it is iterated)."""
+    for t in range(1, int(horizon) + 1):
+        obs = env.observe(t)
+        arms = agent.select(t, obs)
+        rewards, regret = env.step(arms)
+        agent.update(t, obs, arms, rewards)
+        yield Round(t, obs, arms, rewards, regret)
