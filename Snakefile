@@ -6,7 +6,7 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from ensemble_bandits import pipeline
+from ensemble_bandits import registry, validation
 
 min_version("9.0")
 
@@ -17,8 +17,8 @@ configfile: "config/config.yaml"
 # Typos fail here, naming the cause: a key given twice in a config file (config/config.yaml and
 # any --configfile), and a config key the schema does not know (e.g. --config scal=smoke).
 try:
-    pipeline.check_config(config, workflow.configfiles, "workflow/schemas/config.schema.yaml")
-except pipeline.RegistryError as err:
+    validation.check_config(config, workflow.configfiles, "workflow/schemas/config.schema.yaml")
+except registry.RegistryError as err:
     raise WorkflowError(str(err))
 validate(config, "workflow/schemas/config.schema.yaml")
 

@@ -11,14 +11,14 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def config():
     """The project's config/config.yaml, with the library's defaults."""
-    from ensemble_bandits import pipeline
+    from ensemble_bandits import registry
 
-    return pipeline.with_defaults(pipeline.load_yaml(ROOT / "config" / "config.yaml"))
+    return registry.with_defaults(registry.load_yaml(ROOT / "config" / "config.yaml"))
 
 
 @pytest.fixture(scope="module")
-def registry():
+def entries():
     """The project's figure registry, validated."""
-    from ensemble_bandits import pipeline
+    from ensemble_bandits import registry
 
-    return pipeline.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    return registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")

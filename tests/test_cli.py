@@ -25,7 +25,7 @@ def _cli(*args, cwd):
 def test_every_subcommand_has_help_text():
     res = _cli("--help", cwd=ROOT)
     assert res.returncode == 0
-    for cmd in ("simulate", "aggregate", "claims", "report", "timings", "data"):
+    for cmd in ("simulate", "aggregate", "claims", "report", "timings", "estimate", "data"):
         line = next((ln for ln in res.stdout.splitlines() if ln.strip().startswith(cmd + " ")), "")
         assert len(line.split()) > 3, f"no help text for {cmd!r}:\n{res.stdout}"
 

@@ -1,7 +1,7 @@
 """Typos must not cost hours: a mistyped config key, skip pattern or target, a key given twice in a
 YAML file, and an unexpectedly expensive run are each reported before anything runs.
 
-The unit tests check the library (pipeline.load_yaml, check_config, match_ids, the cost model,
+The unit tests check the library (registry.load_yaml, check_config, match_ids, the cost model,
 cli estimate); the tests marked ``workflow`` run ``snakemake -n`` (dry runs only, a few seconds
 each) in a scratch copy of the project and check the message the user sees.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ensemble_bandits import cli, pipeline
-from ensemble_bandits.pipeline import RegistryError
+from ensemble_bandits import cli, costs, registry, validation
+from ensemble_bandits.registry import RegistryError
 from helpers import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +24,8 @@ REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
 KNOWN_KEYS = "known keys: data_dir, data_fetch, gpu, scale, scales, seeds_per_job, skip"
 
 
-def resolved(registry, config, scale, ids=None):
-    return [pipeline.resolve(registry[i], scale, config["scales"]) for i in (ids or sorted(registry))]
+def resolved(entries, config, scale, ids=None):
+    return [registry.resolve(entries[i], scale, config["scales"]) for i in (ids or sorted(entries))]
 
 
 # ---------------------------------------------------------------------------------------
@@ -36,7 +36,7 @@ def test_duplicate_key_names_the_file_and_both_lines(tmp_path):
     path = tmp_path / "lines.yaml"
     path.write_text("lines-x:\n  title: t\n  seeds: 30\n  horizon: 10\n  seeds: 300\n")
     with pytest.raises(RegistryError) as err:
-        pipeline.load_yaml(path)
+        registry.load_yaml(path)
     assert str(err.value) == f"{path}, line 5: duplicate key 'seeds' (first at line 3)"
 
 
@@ -46,13 +46,13 @@ def test_duplicate_figure_id_in_one_registry_file(tmp_path):
     entry = "  title: t\n  caption: c\n  kind: table\n  static: {name: x}\n"
     (figures / "phe.yaml").write_text(f"phe-a:\n{entry}\nphe-b:\n{entry}\nphe-a:\n{entry}")
     with pytest.raises(RegistryError, match=r"phe\.yaml, line 13: duplicate key 'phe-a' \(first at line 1\)"):
-        pipeline.load_registry(tmp_path / "config", REGISTRY_SCHEMA)
+        registry.load_registry(tmp_path / "config", REGISTRY_SCHEMA)
 
 
 def test_merge_keys_and_equal_values_in_different_mappings_are_fine(tmp_path):
     path = tmp_path / "ok.yaml"
     path.write_text("base: &b {seeds: 1, horizon: 2}\na:\n  <<: *b\n  seeds: 3\nb: {seeds: 3}\n")
-    assert pipeline.load_yaml(path) == {"base": {"seeds": 1, "horizon": 2}, "a": {"seeds": 3, "horizon": 2},
+    assert registry.load_yaml(path) == {"base": {"seeds": 1, "horizon": 2}, "a": {"seeds": 3, "horizon": 2},
                                         "b": {"seeds": 3}}
 
 
@@ -60,21 +60,21 @@ def test_invalid_yaml_names_the_file(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("a: [1, 2\n")
     with pytest.raises(RegistryError, match=r"(?s)bad\.yaml: not valid YAML: .*line 1, column 4"):
-        pipeline.load_yaml(path)
+        registry.load_yaml(path)
 
 
 def test_every_yaml_file_of_the_project_parses_strictly():
     files = [*ROOT.glob("config/**/*.yaml"), *ROOT.glob("workflow/**/*.yaml")]
     assert len(files) >= 6
     for path in files:
-        pipeline.load_yaml(path)
+        registry.load_yaml(path)
 
 
 def test_check_config_reads_every_config_file_strictly(tmp_path, config):
     extra = tmp_path / "extra.yaml"
     extra.write_text("scale: smoke\nseeds_per_job: 2\nscale: paper\n")
     with pytest.raises(RegistryError, match=r"extra\.yaml, line 3: duplicate key 'scale' \(first at line 1\)"):
-        pipeline.check_config(config, [ROOT / "config" / "config.yaml", extra], CONFIG_SCHEMA)
+        validation.check_config(config, [ROOT / "config" / "config.yaml", extra], CONFIG_SCHEMA)
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,32 +83,32 @@ def test_check_config_reads_every_config_file_strictly(tmp_path, config):
 
 def test_unknown_config_key_names_the_key_and_the_known_keys(config):
     with pytest.raises(RegistryError) as err:
-        pipeline.check_config({**config, "scal": "smoke"}, [], CONFIG_SCHEMA)
+        validation.check_config({**config, "scal": "smoke"}, [], CONFIG_SCHEMA)
     assert str(err.value) == f"unknown config key(s) ['scal'] (did you mean 'scale'?); {KNOWN_KEYS}"
     with pytest.raises(RegistryError, match=r"\['skips', 'zzz'\] \(did you mean 'skip' for 'skips'\?\); known"):
-        pipeline.check_config({**config, "skips": ["epp-fig8*"], "zzz": 1}, [], CONFIG_SCHEMA)
+        validation.check_config({**config, "skips": ["epp-fig8*"], "zzz": 1}, [], CONFIG_SCHEMA)
 
 
 def test_project_config_has_only_known_keys(config):
-    pipeline.check_config(pipeline.load_yaml(ROOT / "config" / "config.yaml"), [ROOT / "config" / "config.yaml"],
+    validation.check_config(registry.load_yaml(ROOT / "config" / "config.yaml"), [ROOT / "config" / "config.yaml"],
                           CONFIG_SCHEMA)
 
 
 def test_config_schema_rejects_unknown_keys():
-    cfg = pipeline.load_yaml(ROOT / "config" / "config.yaml")
-    schema = pipeline.load_yaml(CONFIG_SCHEMA)
+    cfg = registry.load_yaml(ROOT / "config" / "config.yaml")
+    schema = registry.load_yaml(CONFIG_SCHEMA)
     jsonschema.validate(cfg, schema)
     with pytest.raises(jsonschema.ValidationError, match="'scal' was unexpected"):
         jsonschema.validate({**cfg, "scal": "smoke"}, schema)
 
 
-def test_skip_pattern_matching_no_id_is_an_error(registry):
-    ids = sorted(registry)
-    assert pipeline.match_ids(["epp-fig8*", "phe-tab1"], ids) == \
+def test_skip_pattern_matching_no_id_is_an_error(entries):
+    ids = sorted(entries)
+    assert registry.match_ids(["epp-fig8*", "phe-tab1"], ids) == \
         ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-tab1"]
-    assert pipeline.match_ids([], ids) == []
+    assert registry.match_ids([], ids) == []
     with pytest.raises(RegistryError) as err:
-        pipeline.match_ids(["epp-fig8*", "epp-fig9*"], ids, "skip pattern")
+        registry.match_ids(["epp-fig8*", "epp-fig9*"], ids, "skip pattern")
     assert str(err.value) == f"skip pattern 'epp-fig9*' matches no figure id; known ids: {', '.join(ids)}"
 
 
@@ -119,17 +119,18 @@ def test_skip_pattern_matching_no_id_is_an_error(registry):
 def test_cell_cost_grows_with_seeds_rounds_arms_and_members():
     cell = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100},
             "agent": {"name": "ensemble_pp", "M": 8}, "horizon": 1000}
-    base = pipeline.cell_cost_seconds(cell, 50)
+    base = costs.cell_cost_seconds(cell, 50)
     assert base > 0
-    assert pipeline.cell_cost_seconds(cell, 100) > base
-    assert pipeline.cell_cost_seconds({**cell, "horizon": 2000}, 50) == pytest.approx(2 * base)
-    assert pipeline.cell_cost_seconds({**cell, "env": {**cell["env"], "n_arms": 10000}}, 50) > 5 * base
-    assert pipeline.cell_cost_seconds({**cell, "agent": {"name": "ensemble_pp", "M": 256}}, 50) > base
-    assert pipeline.cell_cost_seconds({**cell, "timing": "unbatched"}, 50) > 5 * base
+    assert costs.cell_cost_seconds(cell, 100) > base
+    assert costs.cell_cost_seconds({**cell, "horizon": 2000}, 50) == pytest.approx(2 * base)
+    assert costs.cell_cost_seconds({**cell, "env": {**cell["env"], "n_arms": 10000}}, 50) > 5 * base
+    assert costs.cell_cost_seconds({**cell, "agent": {"name": "ensemble_pp", "M": 256}}, 50) > base
+    assert costs.cell_cost_seconds({**cell, "timing": "unbatched"}, 50) > 5 * base
     es_t = {"env": cell["env"], "agent": {"name": "ensemble_sampling", "m": "T"}, "horizon": 1000}
-    assert pipeline.cell_cost_seconds(es_t, 50) > pipeline.cell_cost_seconds({**es_t, "agent": {"m": 10}}, 50)
+    assert costs.cell_cost_seconds(es_t, 50) > costs.cell_cost_seconds(
+        {**es_t, "agent": {"name": "ensemble_sampling", "m": 10}}, 50)
     exp = {"experiment": {"name": "coupled_es_phe", "env": cell["env"], "horizon": 1000}}
-    assert pipeline.cell_cost_seconds(exp, 50) > pipeline.cell_cost_seconds(es_t, 50)
+    assert costs.cell_cost_seconds(exp, 50) > costs.cell_cost_seconds(es_t, 50)
 
 
 # CPU seconds measured at paper scale on a 2-core machine (README, Scales), seeds_per_job=50
@@ -138,34 +139,34 @@ MEASURED = {"phe-fig1": 73, "phe-runtime": 310, "lines-msweep": 624, "lines-equi
 
 
 @pytest.mark.parametrize("fid", sorted(MEASURED))
-def test_cost_model_is_calibrated_on_measured_figures(registry, config, fid):
-    est = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", [fid]), 50))["seconds"]
+def test_cost_model_is_calibrated_on_measured_figures(entries, config, fid):
+    est = costs.cost_summary(costs.run_costs(resolved(entries, config, "paper", [fid]), 50))["seconds"]
     assert MEASURED[fid] / 3 < est < 3 * MEASURED[fid], (fid, est)
 
 
-def test_cost_notice_only_above_one_cpu_hour(registry, config):
+def test_cost_notice_only_above_one_cpu_hour(entries, config):
     for scale in ("smoke", "default"):
-        assert pipeline.cost_notice(resolved(registry, config, scale), 50) is None
+        assert costs.cost_notice(resolved(entries, config, scale), 50) is None
     big = ["epp-fig2b", "epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"]
-    cheap = [i for i in registry if i not in big]
-    assert pipeline.cost_notice(resolved(registry, config, "paper", cheap), 50) is None
-    figs = resolved(registry, config, "paper")
-    total = pipeline.cost_summary(pipeline.run_costs(figs, 50))
+    cheap = [i for i in entries if i not in big]
+    assert costs.cost_notice(resolved(entries, config, "paper", cheap), 50) is None
+    figs = resolved(entries, config, "paper")
+    total = costs.cost_summary(costs.run_costs(figs, 50))
     assert total["seconds"] > 10 * 3600 and total["jobs"] > 10000         # README: 13,102 jobs, 3,327 cells
-    notice = pipeline.cost_notice(figs, 50)
+    notice = costs.cost_notice(figs, 50)
     assert notice.startswith("Estimated cost of this run: about ")
     assert (f" h of CPU time in {total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale paper, "
             f"seeds_per_job=50; run files already present not counted)") in notice
     assert "estimate from a cost model" in notice and "cli estimate --scale paper" in notice
     # run files already present are not counted
-    assert pipeline.cost_notice(resolved(registry, config, "paper"), 50, exists=lambda path: True) is None
+    assert costs.cost_notice(resolved(entries, config, "paper"), 50, exists=lambda path: True) is None
 
 
-def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, registry, config):
+def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, entries, config):
     monkeypatch.chdir(ROOT)
-    grid = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", ["epp-fig8a"]), 10))
-    total = pipeline.cost_summary(pipeline.run_costs(
-        resolved(registry, config, "paper", ["phe-fig1", *(f"epp-fig8{x}" for x in "abcde")]), 10))
+    grid = costs.cost_summary(costs.run_costs(resolved(entries, config, "paper", ["epp-fig8a"]), 10))
+    total = costs.cost_summary(costs.run_costs(
+        resolved(entries, config, "paper", ["phe-fig1", *(f"epp-fig8{x}" for x in "abcde")]), 10))
     cli.main(["estimate", "phe-fig1", "epp-fig8*", "--scale", "paper", "--seeds-per-job", "10"])
     out = capsys.readouterr().out
     assert "an estimate from a cost model" in out and "nothing is run" in out
@@ -267,10 +268,10 @@ def test_bare_figure_id_builds_that_figure_without_a_cost_notice(project):
 
 
 @pytest.mark.workflow
-def test_expensive_targets_get_a_cost_notice_once(project, registry, config):
+def test_expensive_targets_get_a_cost_notice_once(project, entries, config):
     """A file target at paper scale (the notice follows the targets, not the configured scale)."""
-    grid = pipeline.cost_summary(pipeline.run_costs(resolved(registry, config, "paper", ["epp-fig8d"]), 50))
-    assert grid["seconds"] > pipeline.COST_NOTICE_S
+    grid = costs.cost_summary(costs.run_costs(resolved(entries, config, "paper", ["epp-fig8d"]), 50))
+    assert grid["seconds"] > costs.COST_NOTICE_S
     res = _dry_run(project, "figures/paper/epp-fig8d.pdf", "--config", "scale=smoke")
     assert res.returncode == 0, res.output[-3000:]
     assert res.output.count("Estimated cost of this run: about ") == 1, res.output[-3000:]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ensemble_bandits import data, pipeline
+from ensemble_bandits import data, registry, validation
 from ensemble_bandits.claims import evaluate
 from ensemble_bandits.paper_tables import glmes_table1
 from helpers import ROOT, repo_data_dir
@@ -218,21 +218,21 @@ def test_glmes_table1_recomputes_present_datasets_and_marks_absent_ones(tmp_path
 def test_registry_rejects_an_unknown_dataset():
     entry = {"id": "x-tab", "kind": "table", "data": ["shutle"], "static": {"name": "glmes_table1"}}
     fig = {"id": "x-tab", "series": []}
-    with pytest.raises(pipeline.RegistryError, match="figure 'x-tab': unknown dataset"):
-        pipeline.check_figure(entry, fig, {})
+    with pytest.raises(registry.RegistryError, match="figure 'x-tab': unknown dataset"):
+        validation.check_figure(entry, fig, {})
     optional = {"id": "x-tab", "kind": "table", "optional_data": ["covtype"], "static": {"name": "glmes_table1"}}
-    with pytest.raises(pipeline.RegistryError, match=r"figure 'x-tab': unknown dataset\(s\) 'covtype'"):
-        pipeline.check_figure(optional, fig, {})
+    with pytest.raises(registry.RegistryError, match=r"figure 'x-tab': unknown dataset\(s\) 'covtype'"):
+        validation.check_figure(optional, fig, {})
     both = {"id": "x-tab", "kind": "table", "data": ["adult"], "optional_data": ["adult"],
             "static": {"name": "glmes_table1"}}
-    with pytest.raises(pipeline.RegistryError, match="adult listed under both data"):
-        pipeline.check_figure(both, fig, {})
+    with pytest.raises(registry.RegistryError, match="adult listed under both data"):
+        validation.check_figure(both, fig, {})
 
 
 def test_glmes_tab1_builds_without_covertype_and_says_data_absent(tmp_path):
     """Covertype is optional data of glmes-tab1 (not required, so never checked at DAG build); without
     it the table has its row marked "data absent", and the claim (hence REPORT.md) says so."""
-    entry = pipeline.load_registry(ROOT / "config", SCHEMA)["glmes-tab1"]
+    entry = registry.load_registry(ROOT / "config", SCHEMA)["glmes-tab1"]
     assert "covertype" not in entry["data"] and entry["optional_data"] == ["covertype"]
     assert all(data.DATASETS[n].shipped for n in entry["data"])        # a fresh clone builds it
     no_cov = tmp_path / "d"
@@ -256,7 +256,7 @@ def test_gpu_request_only_for_agents_that_can_use_one(monkeypatch):
     monkeypatch.setitem(agents.AGENTS, "torch_dummy", _TorchAgent)
     torch_cell = {"agent": {"name": "torch_dummy"}, "env": {}}
     numpy_cell = {"agent": {"name": "lints"}, "env": {}}
-    assert pipeline.gpu_request(torch_cell, 1) == 1 and pipeline.gpu_request(torch_cell, 2) == 2
-    assert pipeline.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
-    assert pipeline.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
-    assert pipeline.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0
+    assert validation.gpu_request(torch_cell, 1) == 1 and validation.gpu_request(torch_cell, 2) == 2
+    assert validation.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
+    assert validation.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
+    assert validation.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0

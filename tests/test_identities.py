@@ -22,7 +22,8 @@ from scipy import stats
 from helpers import final_per_seed, run_history
 from ensemble_bandits import distributions as dist
 from ensemble_bandits import coupling, runner
-from ensemble_bandits.agents.linear import AGENTS, EnsemblePlusPlus, EnsembleSampling
+from ensemble_bandits.agents import AGENTS
+from ensemble_bandits.agents.linear import EnsemblePlusPlus, EnsembleSampling
 from ensemble_bandits.protocol import Observation, Setting
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ensemble_bandits import pipeline
+from ensemble_bandits import registry
 from ensemble_bandits.aggregate import read_run
 from helpers import copy_project, repo_data_dir
 
@@ -53,9 +53,9 @@ def _ok(res):
 
 
 def _keys(project, fid, scale="smoke"):
-    cfg = pipeline.with_defaults(pipeline.load_yaml(project / "config/config.yaml"))
-    reg = pipeline.load_registry(project / "config", project / "workflow/schemas/registry.schema.yaml")
-    fig = pipeline.resolve(reg[fid], scale, cfg["scales"])
+    cfg = registry.with_defaults(registry.load_yaml(project / "config/config.yaml"))
+    reg = registry.load_registry(project / "config", project / "workflow/schemas/registry.schema.yaml")
+    fig = registry.resolve(reg[fid], scale, cfg["scales"])
     return {s["curve"] + " | " + s["panel"]: s["key"] for s in fig["series"]}
 
 
@@ -158,9 +158,9 @@ def test_kill_and_resume(tmp_path):
     for f in glob.glob(str(runs / "*/*")):
         assert f.endswith((".npz", ".tmp", "cell.json")), f
 
-    jobs = len(pipeline.figure_runs(pipeline.resolve(
-        pipeline.load_registry(project / "config", project / "workflow/schemas/registry.schema.yaml")["lines-msweep"],
-        "smoke", pipeline.load_yaml(project / "config/config.yaml")["scales"]), 1))
+    jobs = len(registry.figure_runs(registry.resolve(
+        registry.load_registry(project / "config", project / "workflow/schemas/registry.schema.yaml")["lines-msweep"],
+        "smoke", registry.load_yaml(project / "config/config.yaml")["scales"]), 1))
     assert len(finished) < jobs
 
     locked = _snakemake(project, *target)

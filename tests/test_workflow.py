@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import pipeline
+from ensemble_bandits import registry
 from helpers import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,8 +40,8 @@ def smoke_run(project):
 
 
 def test_smoke_all_builds_every_figure_and_the_report(smoke_run):
-    registry = pipeline.load_registry(smoke_run / "config", smoke_run / "workflow/schemas/registry.schema.yaml")
-    for fid in registry:
+    entries = registry.load_registry(smoke_run / "config", smoke_run / "workflow/schemas/registry.schema.yaml")
+    for fid in entries:
         for ext in ("pdf", "png"):
             out = smoke_run / "figures" / "smoke" / f"{fid}.{ext}"
             assert out.is_file() and out.stat().st_size > 1000, out

@@ -1,4 +1,4 @@
-"""ensemble_bandits: one algorithm library for the bandit-exploration replication pipeline."""
+"""ensemble_bandits: one algorithm library for the bandit-exploration replication registry."""
 
 __version__ = "0.1.0"
 # Bump ALGORITHMS_VERSION whenever a change alters simulated numbers: the workflow passes it

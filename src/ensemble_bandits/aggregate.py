@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from .pipeline import figure_runs
+from .registry import figure_runs
 from .stats import final_rows
 
 _RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.npz$")

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from . import pipeline
+from . import registry
 from .runner import _run_batch, checkpoints, simulate
 
 AGENTS = {
@@ -57,9 +57,9 @@ def _timed_rounds(cell, seeds, rounds):
 
 
 def figure_cells(fid: str, scale: str = "paper"):
-    entry = pipeline.load_registry()[fid]
-    fig = pipeline.resolve(entry, scale, {})
-    return fig, pipeline.all_cells([fig])
+    entry = registry.load_registry()[fid]
+    fig = registry.resolve(entry, scale, {})
+    return fig, registry.all_cells([fig])
 
 
 def phe_fig1_paper() -> float:

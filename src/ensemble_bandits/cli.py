@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from . import pipeline
+from . import costs, registry
 from .aggregate import CacheError
 from .data import DataError
 
@@ -21,19 +21,19 @@ DEFAULT_CONFIG = "config/config.yaml"
 
 
 def _load(args):
-    config = pipeline.with_defaults(pipeline.load_yaml(args.configfile))
+    config = registry.with_defaults(registry.load_yaml(args.configfile))
     if getattr(args, "scales_json", None):
         config["scales"] = json.loads(args.scales_json)
-    registry = pipeline.load_registry(args.config_dir, args.schema)
-    return config, registry
+    entries = registry.load_registry(args.config_dir, args.schema)
+    return config, entries
 
 
 def _figure(args):
-    config, registry = _load(args)
-    if args.id not in registry:
-        raise SystemExit(f"unknown figure id {args.id!r}; known ids: {', '.join(sorted(registry))}")
-    entry = registry[args.id]
-    return config, entry, pipeline.resolve(entry, args.scale, config["scales"])
+    config, entries = _load(args)
+    if args.id not in entries:
+        raise SystemExit(f"unknown figure id {args.id!r}; known ids: {', '.join(sorted(entries))}")
+    entry = entries[args.id]
+    return config, entry, registry.resolve(entry, args.scale, config["scales"])
 
 
 def cmd_simulate(args):
@@ -109,7 +109,7 @@ def cmd_claims(args):
     from .report import dump_claims
 
     config, entry, _ = _figure(args)
-    paper = pipeline.resolve(entry, "paper", config["scales"])
+    paper = registry.resolve(entry, "paper", config["scales"])
     validate_names(entry, paper["curves"], paper["panels"])
     results = evaluate(entry, read_table(args.table), args.scale)
     dump_claims(entry["id"], results, args.json, args.rst)
@@ -121,12 +121,12 @@ def cmd_report(args):
     from .atomic import write_text_atomic
     from .report import report_markdown
 
-    config, registry = _load(args)
-    ids = args.ids or list(registry)
+    config, entries = _load(args)
+    ids = args.ids or list(entries)
     figures = []
     for fid in ids:
-        entry = registry[fid]
-        fig = pipeline.resolve(entry, args.scale, config["scales"])
+        entry = entries[fid]
+        fig = registry.resolve(entry, args.scale, config["scales"])
         with open(f"results/{args.scale}/claims/{fid}.json") as fh:
             claims = json.load(fh)["claims"]
         simulated = bool(fig["series"])
@@ -145,13 +145,13 @@ def cmd_timings(args):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
                          f"{logs}/); build the figures first, e.g. `snakemake --cores 2 all --config "
                          f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
-    config, registry = _load(args)
+    config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
     grand, any_logged = 0.0, False
-    for fid in args.ids or sorted(registry):
-        fig = pipeline.resolve(registry[fid], args.scale, config["scales"])
-        runs = pipeline.figure_runs(fig, per_job)
+    for fid in args.ids or sorted(entries):
+        fig = registry.resolve(entries[fid], args.scale, config["scales"])
+        runs = registry.figure_runs(fig, per_job)
         secs, found = 0.0, 0
         for f in runs:
             m = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f)
@@ -171,21 +171,21 @@ def cmd_timings(args):
 
 def cmd_estimate(args):
     """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
-    (pipeline.cell_cost_seconds); runs nothing."""
-    config, registry = _load(args)
+    (costs.cell_cost_seconds); runs nothing."""
+    config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = pipeline.match_ids(args.ids, sorted(registry), "id or pattern") if args.ids else sorted(registry)
-    figs = [pipeline.resolve(registry[fid], args.scale, config["scales"]) for fid in ids]
+    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
+    figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
     print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
-          f"a cost model (ensemble_bandits.pipeline.cell_cost_seconds, fitted on a 2-core machine, within about a "
+          f"a cost model (ensemble_bandits.costs.cell_cost_seconds, fitted on a 2-core machine, within about a "
           f"factor of 2 there), not a measurement; nothing is run.")
     print(f"{'figure':16s} {'cells':>7s} {'jobs':>7s} {'est. CPU':>10s}")
     for fig in figs:
-        row = pipeline.cost_summary(pipeline.run_costs([fig], per_job))
-        cpu = pipeline.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
+        row = costs.cost_summary(costs.run_costs([fig], per_job))
+        cpu = costs.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
         print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:7,d} {cpu:>10s}")
-    total = pipeline.cost_summary(pipeline.run_costs(figs, per_job))
-    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {pipeline.format_cpu_time(total['seconds']):>10s}"
+    total = costs.cost_summary(costs.run_costs(figs, per_job))
+    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {costs.format_cpu_time(total['seconds']):>10s}"
           f"  (cells shared by figures counted once)")
 
 
@@ -197,7 +197,7 @@ def cmd_data(args):
 
     names = args.names or sorted(DATASETS)
     data_dir = args.data_dir or config_data_dir(  # config's data_dir: relative to the project root
-        args.configfile, pipeline.with_defaults(pipeline.load_yaml(args.configfile)).get("data_dir"))
+        args.configfile, registry.with_defaults(registry.load_yaml(args.configfile)).get("data_dir"))
     failed = []
     for name in names:
         if (args.action == "check" and not args.names and not DATASETS[name].shipped
@@ -227,7 +227,7 @@ def main(argv=None):
         sp.add_argument("--config-dir", default="config")
         sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml")
         sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
-        sp.add_argument("--scale", required=True, choices=pipeline.SCALES)
+        sp.add_argument("--scale", required=True, choices=registry.SCALES)
 
     s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
@@ -283,7 +283,7 @@ def main(argv=None):
         _enter_project(args)
     try:
         args.fn(args)
-    except (pipeline.RegistryError, DataError, CacheError) as err:
+    except (registry.RegistryError, DataError, CacheError) as err:
         raise SystemExit(f"{args.cmd}: {err}") from None
 
 

@@ -87,4 +87,10 @@ def coupled_es_phe(seeds, env: dict, horizon: int = 1000, lam: float = 1.0, pert
     return {key: np.array([row[key] for row in rows]) for key in rows[0]}
 
 
+
+# What the workflow needs to know of the experiment before it runs (as agent classes declare it):
+# the hyper-parameters naming a distribution family, and the ensemble size (m = T).
+coupled_es_phe.distribution_params = {"perturbation": "scalar", "init": "init"}
+coupled_es_phe.ensemble_size = lambda spec, horizon: int(horizon)
+
 EXPERIMENTS = {"coupled_es_phe": coupled_es_phe}

@@ -20,6 +20,8 @@ from .rng import BlockStream, binomial_half_fixed, words_for
 VECTOR_FAMILIES = ("gaussian", "sphere", "cube", "coordinate", "sparse")
 SCALAR_FAMILIES = ("gaussian", "rademacher", "uniform", "binomial", "none")
 INIT_FAMILIES = ("gaussian", "sphere", "none")
+# the families a hyper-parameter may name, by the kind a class declares (`distribution_params`)
+FAMILIES = {"vector": VECTOR_FAMILIES, "scalar": SCALAR_FAMILIES, "init": INIT_FAMILIES}
 SPARSITY = 2  # s of the Sparse family (authors' code; capped at M)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .catalog import hyper
 from .protocol import Observation, Setting
 from .rng import Streams
 
@@ -28,6 +29,11 @@ class Environment:
 
     action_space = "finite"
     noise_kind = "normal"
+
+    @classmethod
+    def dimensions(cls, spec: dict) -> tuple[int, int]:
+        """(d, K) of an environment spec, defaults from the class's signature (memory and cost models)."""
+        return int(hyper(cls, spec, "d")), int(hyper(cls, spec, "n_arms"))
 
     def __init__(self, seeds, d: int, n_arms: int, noise_sd: float = 1.0):
         self.seeds = [int(s) for s in seeds]
@@ -157,6 +163,10 @@ class CompactSphere(Environment):
     """
 
     action_space = "sphere"
+
+    @classmethod
+    def dimensions(cls, spec: dict) -> tuple[int, int]:
+        return int(hyper(cls, spec, "d")), 1          # one action vector is scored per round
 
     def __init__(self, seeds, d: int = 10, prior_var: float = 10.0, noise_sd: float = 1.0):
         self.seeds = [int(s) for s in seeds]

@@ -49,25 +49,35 @@ def _construct(kind: str, registry: dict, spec: dict, *args):
 
 def check_cell(cell: dict) -> None:
     """Names and hyper-parameter keys of a cell, checked without simulating (the workflow calls this
-    while building its job graph, so a registry typo fails before any job runs)."""
+    while building its job graph, so a registry typo fails before any job runs); the
+    hyper-parameters that name a distribution family are those the class declares."""
     from . import distributions as dist
 
     if "experiment" in cell:
-        exp = dict(cell["experiment"])
-        _checked("experiment", EXPERIMENTS, exp, 1)
-        _checked("environment", ENVIRONMENTS, exp.get("env", {}), 1)
-        agent = exp
+        agent = dict(cell["experiment"])
+        cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
+        _checked("environment", ENVIRONMENTS, agent.get("env", {}), 1)
     else:
         _checked("environment", ENVIRONMENTS, cell["env"], 1)
-        _checked("agent", AGENTS, cell["agent"], 3)
+        cls, _ = _checked("agent", AGENTS, cell["agent"], 3)
         agent = cell["agent"]
-    if agent.get("name") == "ensemble_pp":
-        families = {"reference": dist.VECTOR_FAMILIES, "perturbation": dist.VECTOR_FAMILIES}
-    else:
-        families = {"perturbation": dist.SCALAR_FAMILIES, "init": dist.INIT_FAMILIES}
-    for key, known in families.items():
+    for key, family in getattr(cls, "distribution_params", {}).items():
         if isinstance(agent.get(key), str):
-            dist.check_name(agent[key], known)
+            dist.check_name(agent[key], dist.FAMILIES[family])
+
+
+def cell_dimensions(cell: dict) -> dict:
+    """What the memory and cost models need of a cell, as its classes declare it: d, K, the
+    ensemble size, the horizon and the number of coupled runs (2 for a coupled experiment)."""
+    if "experiment" in cell:
+        exp = cell["experiment"]
+        cls, env, spec, runs = EXPERIMENTS[exp["name"]], exp.get("env", {}), exp, 2
+        horizon = int(exp.get("horizon", 1000))
+    else:
+        cls, env, spec, runs = AGENTS[cell["agent"]["name"]], cell["env"], cell["agent"], 1
+        horizon = int(cell["horizon"])
+    d, K = ENVIRONMENTS[env["name"]].dimensions(env)
+    return {"d": d, "K": K, "members": cls.ensemble_size(spec, horizon), "horizon": horizon, "runs": runs}
 
 
 def make_env(spec: dict, seeds):
@@ -92,11 +102,8 @@ def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarra
 
 def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
     """Seeds per numpy batch, bounded by a rough memory estimate of the cell."""
-    env, agent = cell["env"], cell["agent"]
-    d = int(env.get("d", 10))
-    K = int(env.get("n_arms", 100)) if env["name"] != "compact_sphere" else 1
-    members = agent.get("m", agent.get("M", 1))
-    members = cell["horizon"] if members in ("T", "horizon") else int(members)
+    dims = cell_dimensions(cell)
+    d, K, members = dims["d"], dims["K"], dims["members"]
     per_seed = 8.0 * (3 * K * d + 2 * members * d + 4 * d * d + K * members)
     return int(max(1, min(n_seeds, budget_bytes // per_seed, 256)))
 

@@ -18,7 +18,7 @@ rule aggregate:
         mem_mb=4000,
     params:
         logged=LOGGED,
-        digest=lambda w: pipeline.entry_digest(entry(w)),
+        digest=lambda w: registry.entry_digest(entry(w)),
         algorithms=ALGORITHMS_VERSION,
         scales=scales_json(),
         per_job=config["seeds_per_job"],

@@ -1,4 +1,4 @@
-# Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.pipeline.
+# Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.registry.
 import json
 import os
 import shlex
@@ -6,21 +6,21 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, data, pipeline
+from ensemble_bandits import ALGORITHMS_VERSION, costs, data, registry, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
 try:
-    REGISTRY = pipeline.load_registry("config", "workflow/schemas/registry.schema.yaml")
-except pipeline.RegistryError as err:
+    REGISTRY = registry.load_registry("config", "workflow/schemas/registry.schema.yaml")
+except registry.RegistryError as err:
     raise WorkflowError(f"invalid figure registry: {err}")
 ALL_IDS = sorted(REGISTRY)
 # `skip` (config): ids or glob patterns left out of `all`, the paper targets and REPORT.md, which
 # lists them as not run (e.g. --config scale=paper skip='[epp-fig2b,epp-fig8*]').
 # A pattern that matches no id is an error naming it and the known ids (a typo would skip nothing).
 try:
-    SKIPPED = pipeline.match_ids(config.get("skip", []), ALL_IDS, "skip pattern")
-except pipeline.RegistryError as err:
+    SKIPPED = registry.match_ids(config.get("skip", []), ALL_IDS, "skip pattern")
+except registry.RegistryError as err:
     raise WorkflowError(str(err))
 IDS = [i for i in ALL_IDS if i not in SKIPPED]
 PAPERS = ["phe", "lines", "glmes", "epp"]
@@ -48,9 +48,9 @@ def figure(scale, fid):
         raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(ALL_IDS)}")
     if (scale, fid) not in _RESOLVED:
         try:
-            _RESOLVED[scale, fid] = fig = pipeline.resolve(REGISTRY[fid], scale, config["scales"])
-            pipeline.check_figure(REGISTRY[fid], fig, config["scales"])
-        except (pipeline.RegistryError, ValueError) as err:
+            _RESOLVED[scale, fid] = fig = registry.resolve(REGISTRY[fid], scale, config["scales"])
+            validation.check_figure(REGISTRY[fid], fig, config["scales"])
+        except (registry.RegistryError, ValueError) as err:
             _RESOLVED.pop((scale, fid), None)
             raise WorkflowError(f"invalid figure registry: {err}")
     return _RESOLVED[scale, fid]
@@ -166,8 +166,8 @@ RUNTIME_SAFETY = 10
 
 def cost_minutes(w):
     """SLURM runtime request (minutes) of a simulate job, from the cost model of its cell
-    (pipeline.cell_cost_seconds), with a safety factor and a 10-minute floor."""
-    seconds = pipeline.cell_cost_seconds(cell(w.scale, w.key), int(w.end) - int(w.start))
+    (costs.cell_cost_seconds), with a safety factor and a 10-minute floor."""
+    seconds = costs.cell_cost_seconds(cell(w.scale, w.key), int(w.end) - int(w.start))
     return int(RUNTIME_SAFETY * seconds / 60) + 10
 
 
@@ -191,7 +191,7 @@ def requested_figures():
             wanted += [(SCALE, i) for i in IDS if REGISTRY[i]["paper"] == target]
         elif target in REGISTRY:
             wanted.append((SCALE, target))
-        elif len(parts) >= 3 and parts[0] in ("figures", "results") and parts[1] in pipeline.SCALES:
+        elif len(parts) >= 3 and parts[0] in ("figures", "results") and parts[1] in registry.SCALES:
             name = parts[-1].split(".")[0]
             if name == "REPORT":
                 wanted += [(parts[1], i) for i in IDS]
@@ -204,12 +204,12 @@ def requested_figures():
 
 def announce_cost():
     """Once, while the DAG is built: when the simulations the requested targets still need are
-    estimated above pipeline.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count."""
+    estimated above costs.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count."""
     if _COST_NOTICE:
         return
     _COST_NOTICE.append(True)
     figs = [figure(scale, fid) for scale, fid in requested_figures()]
-    notice = pipeline.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
+    notice = costs.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
     if notice:
         print(notice, file=sys.stderr, flush=True)
 
@@ -217,7 +217,7 @@ def announce_cost():
 def simulation_runs(w):
     """Run files of the figure an aggregate job builds (after the cost notice, see above)."""
     announce_cost()
-    return pipeline.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"])
+    return registry.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"])
 
 
 def unknown_target_error(w):

@@ -14,7 +14,7 @@ rule simulate:
         runtime=cost_minutes,
         mem_mb=2000,
         cpus_per_task=1,
-        gpu=lambda w: pipeline.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
+        gpu=lambda w: validation.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
     params:
         logged=LOGGED,
         cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),

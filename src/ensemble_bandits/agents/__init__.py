@@ -1,6 +1,19 @@
 """Agents grouped by model family (linear here; GLM and neural families build on the same protocol,
 :mod:`ensemble_bandits.protocol`: built from a static Setting; ``select(t, obs)``;
-``update(t, obs, arms, rewards)``)."""
-from .linear import AGENTS as LINEAR_AGENTS
+``update(t, obs, arms, rewards)``).
 
-AGENTS = dict(LINEAR_AGENTS)
+``AGENTS`` maps each registry name to its class, imported only when the name is first used (a
+torch family's module is not imported while the workflow builds its job graph, unless one of its
+agents is looked up; such a module imports torch inside its classes, not at the top).
+"""
+from ..catalog import Catalog
+
+AGENTS = Catalog("agent", {
+    "lints": "ensemble_bandits.agents.linear:LinTS",
+    "linucb": "ensemble_bandits.agents.linear:LinUCB",
+    "egreedy": "ensemble_bandits.agents.linear:EpsilonGreedy",
+    "linphe": "ensemble_bandits.agents.linear:LinPHE",
+    "glinphe": "ensemble_bandits.agents.linear:GeneralisedLinPHE",
+    "ensemble_sampling": "ensemble_bandits.agents.linear:EnsembleSampling",
+    "ensemble_pp": "ensemble_bandits.agents.linear:EnsemblePlusPlus",
+})

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import distributions as dist
+from ..catalog import hyper
 from ..protocol import Setting
 from ..rng import Streams, binomial_half_fixed, words_for
 
@@ -39,9 +40,18 @@ class LinearAgent:
     """Common state: the static setting, a per-run tie-break jitter and the agent streams."""
 
     name = "linear"
-    # whether the agent can use an accelerator (torch on a GPU): only such agents' simulate jobs
-    # request the `gpu` GPUs of the config; numpy agents never do
+    # What the workflow needs to know before it builds an agent (each class declares its own):
+    # whether it can use an accelerator (torch on a GPU): only such agents' simulate jobs request
+    # the `gpu` GPUs of the config, numpy agents never do; which hyper-parameters name a
+    # distribution family (checked while the job graph is built, see distributions.FAMILIES);
+    # and its ensemble size (memory and cost models).
     uses_accelerator = False
+    distribution_params: dict = {}
+
+    @classmethod
+    def ensemble_size(cls, spec: dict, horizon: int) -> int:
+        """Models the agent keeps per seed, given its registry spec (1 for a single model)."""
+        return 1
 
     def __init__(self, setting: Setting, seeds, horizon: int):
         if not isinstance(setting, Setting):
@@ -304,6 +314,7 @@ class GeneralisedLinPHE(ArmStats):
     """
 
     name = "glinphe"
+    distribution_params = {"perturbation": "scalar", "init": "init"}
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, perturbation: str = "gaussian", scale: float = 0.5,
                  binomial_n: int = 1, init: str = "none", init_scale: float | None = None, basis_init: bool = False):
@@ -342,6 +353,12 @@ class EnsembleSampling(LinearAgent):
     """
 
     name = "ensemble_sampling"
+    distribution_params = {"perturbation": "scalar", "init": "init"}
+
+    @classmethod
+    def ensemble_size(cls, spec: dict, horizon: int) -> int:
+        m = hyper(cls, spec, "m")
+        return int(horizon) if m in ("T", "horizon") else int(m)
 
     def __init__(self, setting, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
                  scale: float = 0.5, binomial_n: int = 1, init: str = "gaussian", init_scale: float | None = None,
@@ -390,6 +407,11 @@ class EnsemblePlusPlus(LinearAgent):
     """
 
     name = "ensemble_pp"
+    distribution_params = {"reference": "vector", "perturbation": "vector"}
+
+    @classmethod
+    def ensemble_size(cls, spec: dict, horizon: int) -> int:
+        return int(hyper(cls, spec, "M"))
 
     def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, noise_sd: float = 1.0, init: str = "perturbation_rows"):
@@ -426,13 +448,3 @@ class EnsemblePlusPlus(LinearAgent):
         """A = Sigma P (B, d, M)."""
         return np.matmul(self.ridge.Vinv, self.P)
 
-
-AGENTS = {
-    "lints": LinTS,
-    "linucb": LinUCB,
-    "egreedy": EpsilonGreedy,
-    "linphe": LinPHE,
-    "glinphe": GeneralisedLinPHE,
-    "ensemble_sampling": EnsembleSampling,
-    "ensemble_pp": EnsemblePlusPlus,
-}

@@ -1,4 +1,4 @@
-"""The registry and its expansion into cells (pipeline.py), the aggregation helpers (aggregate.py)
+"""The registry and its expansion into cells (registry.py), the aggregation helpers (aggregate.py)
 and the report (report.py), on hand-written entries, synthetic run files and the real registry."""
 import copy
 import itertools
@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import aggregate, claims, pipeline, report, runner, theory
+from ensemble_bandits import aggregate, claims, registry, report, runner, theory
 from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
 from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic
 from ensemble_bandits.paper_tables import STATIC_TABLES
-from ensemble_bandits.pipeline import RegistryError
+from ensemble_bandits.registry import RegistryError
 from ensemble_bandits.stats import final_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,9 +26,9 @@ CAPS = {"smoke": {"max_seeds": 4, "max_horizon": 300}, "default": {"max_seeds": 
 
 
 @pytest.fixture(scope="module")
-def resolved(registry, config):
-    return {(scale, fid): pipeline.resolve(entry, scale, config["scales"])
-            for scale in pipeline.SCALES for fid, entry in registry.items()}
+def resolved(entries, config):
+    return {(scale, fid): registry.resolve(entry, scale, config["scales"])
+            for scale in registry.SCALES for fid, entry in entries.items()}
 
 
 def keys_by_label(fig):
@@ -40,33 +40,33 @@ def keys_by_label(fig):
 
 
 def test_substitute_typed_field():
-    assert pipeline.substitute("{M}", {"M": 4}) == 4
-    assert pipeline.substitute("{s}", {"s": 0.5}) == 0.5
-    assert pipeline.substitute("{xs}", {"xs": [1, 2]}) == [1, 2]
-    assert pipeline.substitute("{flag}", {"flag": None}) is None
+    assert registry.substitute("{M}", {"M": 4}) == 4
+    assert registry.substitute("{s}", {"s": 0.5}) == 0.5
+    assert registry.substitute("{xs}", {"xs": [1, 2]}) == [1, 2]
+    assert registry.substitute("{flag}", {"flag": None}) is None
 
 
 def test_substitute_formats_labels():
-    assert pipeline.substitute("ES++ (M = {M})", {"M": 4}) == "ES++ (M = 4)"
-    assert pipeline.substitute("{r}-{p}", {"r": "gaussian", "p": "sphere"}) == "gaussian-sphere"
-    assert pipeline.substitute("a = {a}", {"a": 0.5}) == "a = 0.5"
+    assert registry.substitute("ES++ (M = {M})", {"M": 4}) == "ES++ (M = 4)"
+    assert registry.substitute("{r}-{p}", {"r": "gaussian", "p": "sphere"}) == "gaussian-sphere"
+    assert registry.substitute("a = {a}", {"a": 0.5}) == "a = 0.5"
 
 
 def test_substitute_nested_and_non_strings():
     obj = {"label": "M = {M}", "agent": {"name": "x", "M": "{M}", "list": ["{M}", "{d}", 3, 1.5, True]},
            "{M}": "key is not substituted"}
-    out = pipeline.substitute(obj, {"M": 8, "d": 2})
+    out = registry.substitute(obj, {"M": 8, "d": 2})
     assert out == {"label": "M = 8", "agent": {"name": "x", "M": 8, "list": [8, 2, 3, 1.5, True]},
                    "{M}": "key is not substituted"}
     assert obj["agent"]["M"] == "{M}"           # the input is not modified
 
 
 def test_substitute_unknown_fields_left_alone():
-    assert pipeline.substitute("{nope}", {"M": 1}) == "{nope}"
-    assert pipeline.substitute("plain", {"M": 1}) == "plain"
+    assert registry.substitute("{nope}", {"M": 1}) == "{nope}"
+    assert registry.substitute("plain", {"M": 1}) == "plain"
     # known fields are filled even when others are unknown (a later pass fills those)
-    assert pipeline.substitute("M = {M}, d = {d}", {"M": 2}) == "M = 2, d = {d}"
-    assert pipeline.substitute(pipeline.substitute("M = {M}, d = {d}", {"M": 2}), {"d": 10}) == "M = 2, d = 10"
+    assert registry.substitute("M = {M}, d = {d}", {"M": 2}) == "M = 2, d = {d}"
+    assert registry.substitute(registry.substitute("M = {M}, d = {d}", {"M": 2}), {"d": 10}) == "M = 2, d = 10"
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def entry(**kw):
 
 
 def test_resolve_product_of_panels_and_curves():
-    fig = pipeline.resolve(entry(), "paper", CAPS)
+    fig = registry.resolve(entry(), "paper", CAPS)
     assert fig["panels"] == ["d = 2", "d = 3"]
     assert fig["curves"] == ["TS", "ES (M = 1)", "ES (M = 4)"]
     assert [(s["panel"], s["curve"]) for s in fig["series"]] == list(itertools.product(fig["panels"], fig["curves"]))
@@ -91,7 +91,7 @@ def test_resolve_product_of_panels_and_curves():
     assert s["cell"] == {"env": {"name": "env", "d": 3, "n_arms": 10}, "agent": {"name": "es", "M": 1},
                          "horizon": 1000}
     assert s["vars"] == {"d": 3, "M": 1}
-    assert s["seeds"] == 10 and s["key"] == pipeline.cell_key(s["cell"])
+    assert s["seeds"] == 10 and s["key"] == registry.cell_key(s["cell"])
     assert fig["series"][0]["vars"] == {"d": 2}
     assert (fig["seeds"], fig["horizon"], fig["scale"], fig["id"]) == (10, 1000, "paper", "x-fig")
 
@@ -100,7 +100,7 @@ def test_resolve_multi_variable_grid():
     e = entry(curves=[{"label": "{r}-{p} (M = {M})", "agent": {"name": "pp", "M": "{M}", "reference": "{r}",
                                                                "perturbation": "{p}"},
                        "grid": {"M": [2, 4], "r": ["g", "s"], "p": ["c"]}}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     assert fig["curves"] == ["g-c (M = 2)", "s-c (M = 2)", "g-c (M = 4)", "s-c (M = 4)"]
     assert len(fig["series"]) == 2 * 4
     assert fig["series"][1]["cell"]["agent"] == {"name": "pp", "M": 2, "reference": "s", "perturbation": "c"}
@@ -108,30 +108,30 @@ def test_resolve_multi_variable_grid():
 
 def test_resolve_scale_caps_from_config():
     e = entry(seeds=100, horizon=10_000)
-    smoke = pipeline.resolve(e, "smoke", CAPS)
+    smoke = registry.resolve(e, "smoke", CAPS)
     assert (smoke["seeds"], smoke["horizon"]) == (4, 300)
     assert {s["seeds"] for s in smoke["series"]} == {4}
     assert {s["cell"]["horizon"] for s in smoke["series"]} == {300}
-    default = pipeline.resolve(e, "default", CAPS)
+    default = registry.resolve(e, "default", CAPS)
     assert (default["seeds"], default["horizon"]) == (30, 3000)
-    paper = pipeline.resolve(e, "paper", CAPS)
+    paper = registry.resolve(e, "paper", CAPS)
     assert (paper["seeds"], paper["horizon"]) == (100, 10_000)
     # caps only reduce; an entry below the cap keeps its own values; no caps at all -> paper values
-    small = pipeline.resolve(entry(seeds=2, horizon=50), "smoke", CAPS)
+    small = registry.resolve(entry(seeds=2, horizon=50), "smoke", CAPS)
     assert (small["seeds"], small["horizon"]) == (2, 50)
-    assert pipeline.resolve(e, "smoke", {})["seeds"] == 100
+    assert registry.resolve(e, "smoke", {})["seeds"] == 100
 
 
 def test_resolve_scale_overrides():
     e = entry(seeds=100, horizon=10_000,
               scales={"smoke": {"seeds": 7, "horizon": 20, "grid": {"M": [8], "d": [5], "unused": [1]}},
                       "default": {"horizon": 5000}})
-    smoke = pipeline.resolve(e, "smoke", CAPS)
+    smoke = registry.resolve(e, "smoke", CAPS)
     assert (smoke["seeds"], smoke["horizon"]) == (7, 20)      # the entry's own override beats the cap
     assert smoke["panels"] == ["d = 5"] and smoke["curves"] == ["TS", "ES (M = 8)"]
     assert smoke["series"][1]["cell"] == {"env": {"name": "env", "d": 5, "n_arms": 10},
                                           "agent": {"name": "es", "M": 8}, "horizon": 20}
-    default = pipeline.resolve(e, "default", CAPS)
+    default = registry.resolve(e, "default", CAPS)
     assert (default["seeds"], default["horizon"]) == (30, 5000)   # seeds capped, horizon overridden
     assert default["curves"] == ["TS", "ES (M = 1)", "ES (M = 4)"]
 
@@ -141,7 +141,7 @@ def test_resolve_curve_uses_panel_variables():
               curves=[{"label": "ES (m = {m})", "agent": {"name": "es", "m": "{m}", "scale": "{s}"},
                        "grid": {"m": [1, 10]}},
                       {"label": "ES m={m} s={s}", "agent": {"name": "es", "m": "{m}"}, "grid": {"m": [2]}}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     agents = {(s["panel"], s["curve"]): s["cell"]["agent"] for s in fig["series"]}
     assert agents["s = 5.42", "ES (m = 10)"] == {"name": "es", "m": 10, "scale": 5.42}
     assert agents["s = 0.5", "ES (m = 1)"] == {"name": "es", "m": 1, "scale": 0.5}
@@ -159,43 +159,43 @@ def test_resolve_grid_values_as_templates_and_exclude():
                        "grid": {"reference": ["g", "c"], "perturbation": ["s", "c"],
                                 "pair": ["{reference}-{perturbation}"]},
                        "exclude": [{"reference": "c", "perturbation": "c"}, {"pair": "g-s"}]}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     assert fig["curves"] == ["g-c", "c-s"]
     for s in fig["series"]:
         assert s["vars"]["pair"] == f"{s['vars']['reference']}-{s['vars']['perturbation']}" == s["curve"]
     everything = {"reference": "g"}, {"reference": "c"}
     with pytest.raises(RegistryError, match="x-fig.*excluded"):
-        pipeline.resolve(entry(curves=[dict(e["curves"][0], exclude=list(everything))]), "paper", CAPS)
+        registry.resolve(entry(curves=[dict(e["curves"][0], exclude=list(everything))]), "paper", CAPS)
 
 
 def test_resolve_per_curve_seeds_horizon_and_panel_restriction():
     e = entry(curves=[{"label": "TS", "agent": {"name": "lints"}},
                       {"label": "few", "agent": {"name": "es"}, "seeds": 3, "horizon": 77, "panels": ["d = 3"]}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     got = {(s["panel"], s["curve"]): (s["seeds"], s["cell"]["horizon"]) for s in fig["series"]}
     assert got == {("d = 2", "TS"): (10, 1000), ("d = 3", "TS"): (10, 1000), ("d = 3", "few"): (3, 77)}
 
 
 def test_resolve_panel_horizon_from_grid():
     e = entry(panels=[{"label": "T = {T}", "env": {"name": "env"}, "horizon": "{T}", "grid": {"T": [100, 200]}}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     assert {s["panel"]: s["cell"]["horizon"] for s in fig["series"]} == {"T = 100": 100, "T = 200": 200}
 
 
 def test_resolve_timing():
     e = entry(curves=[{"label": "alone", "agent": {"name": "a"}, "timing": "unbatched"},
                       {"label": "batched", "agent": {"name": "a"}}])
-    fig = pipeline.resolve(e, "paper", CAPS)
+    fig = registry.resolve(e, "paper", CAPS)
     cells = {s["curve"]: s["cell"] for s in fig["series"] if s["panel"] == "d = 2"}
     assert cells["alone"]["timing"] == "unbatched" and "timing" not in cells["batched"]
     assert {k: v for k, v in cells["alone"].items() if k != "timing"} == cells["batched"]
-    assert pipeline.cell_key(cells["alone"]) != pipeline.cell_key(cells["batched"])
+    assert registry.cell_key(cells["alone"]) != registry.cell_key(cells["batched"])
     # entry-level timing applies to every curve unless the curve says otherwise
     e2 = dict(e, timing="unbatched")
     e2["curves"] = [e["curves"][0], dict(e["curves"][1], timing="batched")]
-    cells = {s["curve"]: s["cell"] for s in pipeline.resolve(e2, "paper", CAPS)["series"]}
+    cells = {s["curve"]: s["cell"] for s in registry.resolve(e2, "paper", CAPS)["series"]}
     assert cells["alone"]["timing"] == "unbatched" and "timing" not in cells["batched"]
-    cells = {s["curve"]: s["cell"] for s in pipeline.resolve(dict(e, timing="unbatched"), "paper", CAPS)["series"]}
+    cells = {s["curve"]: s["cell"] for s in registry.resolve(dict(e, timing="unbatched"), "paper", CAPS)["series"]}
     assert cells["batched"]["timing"] == "unbatched"
 
 
@@ -203,18 +203,18 @@ def test_resolve_experiment_cells():
     e = entry(seeds=300, horizon=2000,
               curves=[{"label": "ES", "agent": {"name": "es"}},
                       {"label": "coupled", "experiment": {"name": "coupled_es_phe", "lam": 1.0}, "seeds": 20}])
-    fig = pipeline.resolve(e, "smoke", CAPS)
+    fig = registry.resolve(e, "smoke", CAPS)
     s = [s for s in fig["series"] if s["curve"] == "coupled"][0]
     assert s["cell"] == {"experiment": {"name": "coupled_es_phe", "lam": 1.0,
                                         "env": {"name": "env", "d": 2, "n_arms": 10}, "horizon": 300}}
     assert s["seeds"] == 4                      # a curve's own seed count is capped by the scale
-    paper = [s for s in pipeline.resolve(e, "paper", CAPS)["series"] if s["curve"] == "coupled"][0]
+    paper = [s for s in registry.resolve(e, "paper", CAPS)["series"] if s["curve"] == "coupled"][0]
     assert paper["seeds"] == 20 and paper["cell"]["experiment"]["horizon"] == 2000
 
 
 def test_unknown_scale():
     with pytest.raises(RegistryError, match="known scales: smoke, default, paper"):
-        pipeline.resolve(entry(), "huge", CAPS)
+        registry.resolve(entry(), "huge", CAPS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -224,20 +224,20 @@ def test_unknown_scale():
 def test_cell_key_deterministic_and_order_independent():
     cell = {"env": {"name": "e", "d": 5, "n_arms": 100}, "agent": {"name": "a", "lam": 1.0, "M": 4}, "horizon": 10}
     reordered = {"horizon": 10, "agent": {"M": 4, "lam": 1.0, "name": "a"}, "env": {"n_arms": 100, "d": 5, "name": "e"}}
-    key = pipeline.cell_key(cell)
+    key = registry.cell_key(cell)
     assert re.fullmatch(r"[0-9a-f]{12}", key)
-    assert key == pipeline.cell_key(copy.deepcopy(cell)) == pipeline.cell_key(reordered)
-    assert key == pipeline.cell_key(json.loads(json.dumps(cell)))
+    assert key == registry.cell_key(copy.deepcopy(cell)) == registry.cell_key(reordered)
+    assert key == registry.cell_key(json.loads(json.dumps(cell)))
     changed = copy.deepcopy(cell)
     changed["agent"]["lam"] = 2.0
-    assert pipeline.cell_key(changed) != key
-    assert pipeline.cell_key(dict(cell, horizon=11)) != key
-    assert pipeline.cell_key(dict(cell, timing="unbatched")) != key
+    assert registry.cell_key(changed) != key
+    assert registry.cell_key(dict(cell, horizon=11)) != key
+    assert registry.cell_key(dict(cell, timing="unbatched")) != key
 
 
-def test_cell_key_stable_across_resolves(registry, config):
-    a = pipeline.resolve(registry["phe-fig1"], "default", config["scales"])
-    b = pipeline.resolve(copy.deepcopy(registry["phe-fig1"]), "default", config["scales"])
+def test_cell_key_stable_across_resolves(entries, config):
+    a = registry.resolve(entries["phe-fig1"], "default", config["scales"])
+    b = registry.resolve(copy.deepcopy(entries["phe-fig1"]), "default", config["scales"])
     assert [s["key"] for s in a["series"]] == [s["key"] for s in b["series"]]
 
 
@@ -253,7 +253,7 @@ def test_shared_cells_ts_between_fig8b_and_fig8d(resolved):
     assert len(set(kd.values())) == 19
 
 
-@pytest.mark.parametrize("scale", pipeline.SCALES)
+@pytest.mark.parametrize("scale", registry.SCALES)
 def test_shared_cells_linphe_fig1_and_runtime(resolved, scale):
     fig1 = keys_by_label(resolved[scale, "phe-fig1"])
     rt = keys_by_label(resolved[scale, "phe-runtime"])
@@ -280,7 +280,7 @@ def test_shared_cells_other_examples(resolved):
     for M in (4, 8, 16, 32):
         assert paper2a[panel, f"ES++ (M = {M})"] == paper8d[panel, f"gaussian-sphere (M = {M})"]
         assert paper2a[panel, f"ES (M = {M})"] == paper8d[panel, f"coordinate-sphere (M = {M})"]
-    for scale in pipeline.SCALES:
+    for scale in registry.SCALES:
         assert (keys_by_label(resolved[scale, "epp-fig2a"])[panel, "TS"]
                 == keys_by_label(resolved[scale, "epp-fig6"])[panel, "TS"])
     for scale in ("default", "paper"):
@@ -291,10 +291,10 @@ def test_shared_cells_other_examples(resolved):
 
 def test_all_cells(resolved):
     figs = [resolved["default", "epp-fig8b"], resolved["default", "epp-fig8d"]]
-    cells = pipeline.all_cells(figs)
+    cells = registry.all_cells(figs)
     assert len(cells) == len({s["key"] for f in figs for s in f["series"]}) == 101
     for key, cell in cells.items():
-        assert pipeline.cell_key(cell) == key
+        assert registry.cell_key(cell) == key
 
 
 @pytest.mark.parametrize("fid,label,param,value", [
@@ -302,24 +302,24 @@ def test_all_cells(resolved):
     ("phe-fig1", "LinPHE (a = {a})", "lam", 1.0e-3),            # a grid curve (3 a x 3 panels)
     ("epp-fig2a", "ES (M = {M})", "reference", "cube"),         # a grid curve on one panel
 ])
-def test_minimal_recompute(registry, config, fid, label, param, value):
-    old = pipeline.resolve(registry[fid], "default", config["scales"])
-    edited = copy.deepcopy(registry[fid])
+def test_minimal_recompute(entries, config, fid, label, param, value):
+    old = registry.resolve(entries[fid], "default", config["scales"])
+    edited = copy.deepcopy(entries[fid])
     [i] = [i for i, c in enumerate(edited["curves"]) if c["label"] == label]
     template = edited["curves"][i]
     assert template["agent"][param] != value
     template["agent"][param] = value
-    new = pipeline.resolve(edited, "default", config["scales"])
+    new = registry.resolve(edited, "default", config["scales"])
     assert [(s["panel"], s["curve"]) for s in old["series"]] == [(s["panel"], s["curve"]) for s in new["series"]]
-    own = {s["curve"] for s in pipeline.resolve({**registry[fid], "curves": [registry[fid]["curves"][i]]},
+    own = {s["curve"] for s in registry.resolve({**entries[fid], "curves": [entries[fid]["curves"][i]]},
                                                 "default", config["scales"])["series"]}
     changed = {(a["panel"], a["curve"]) for a, b in zip(old["series"], new["series"]) if a["key"] != b["key"]}
     assert changed == {(s["panel"], s["curve"]) for s in old["series"] if s["curve"] in own}
     assert changed
     assert not {s["key"] for s in new["series"] if (s["panel"], s["curve"]) in changed} & {s["key"] for s in old["series"]}
     # the table digest changes with the curve, not with claims or captions
-    assert pipeline.entry_digest(edited) != pipeline.entry_digest(registry[fid])
-    assert pipeline.entry_digest({**registry[fid], "claims": [], "caption": "x"}) == pipeline.entry_digest(registry[fid])
+    assert registry.entry_digest(edited) != registry.entry_digest(entries[fid])
+    assert registry.entry_digest({**entries[fid], "claims": [], "caption": "x"}) == registry.entry_digest(entries[fid])
 
 
 # ---------------------------------------------------------------------------------------
@@ -328,7 +328,7 @@ def test_minimal_recompute(registry, config, fid, label, param, value):
 
 @pytest.mark.parametrize("n,per_job", [(10, 4), (4, 4), (3, 50), (200, 10), (1, 1), (7, 0)])
 def test_seed_blocks(n, per_job):
-    blocks = pipeline.seed_blocks(n, per_job)
+    blocks = registry.seed_blocks(n, per_job)
     step = max(1, per_job)
     assert [a for a, _ in blocks] == list(range(0, n, step))                   # aligned starts
     assert [b for _, b in blocks] == [min(a + step, n) for a, _ in blocks]
@@ -336,20 +336,20 @@ def test_seed_blocks(n, per_job):
 
 
 def test_seed_blocks_shared_between_seed_counts():
-    assert pipeline.seed_blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
-    assert pipeline.seed_blocks(8, 4) == pipeline.seed_blocks(10, 4)[:2]
-    assert pipeline.seed_blocks(0, 4) == []
+    assert registry.seed_blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert registry.seed_blocks(8, 4) == registry.seed_blocks(10, 4)[:2]
+    assert registry.seed_blocks(0, 4) == []
 
 
 def test_figure_runs():
     fig = {"scale": "smoke", "series": [{"key": "aaaaaaaaaaaa", "seeds": 5}, {"key": "bbbbbbbbbbbb", "seeds": 2},
                                         {"key": "aaaaaaaaaaaa", "seeds": 3}]}
     a, b = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
-    assert pipeline.figure_runs(fig, 2) == [pipeline.run_file("smoke", k, *blk) for k, blk in [
+    assert registry.figure_runs(fig, 2) == [registry.run_file("smoke", k, *blk) for k, blk in [
         (a, (0, 2)), (a, (2, 4)), (a, (4, 5)), (b, (0, 2)), (a, (2, 3))]]
-    path = pipeline.run_file("paper", "k", 0, 50)
+    path = registry.run_file("paper", "k", 0, 50)
     assert path.startswith("results/paper/runs/k/seeds-0-50.")
-    assert aggregate._RUN.search(pipeline.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
+    assert aggregate._RUN.search(registry.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
 
 
 # ---------------------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def good_entry(**kw):
 
 def test_load_registry_valid(tmp_path):
     cfg = write_registry(tmp_path, {"a.yaml": {"phe-x": good_entry()}, "b.yaml": {"lines-y": good_entry()}})
-    reg = pipeline.load_registry(cfg, SCHEMA)
+    reg = registry.load_registry(cfg, SCHEMA)
     assert set(reg) == {"phe-x", "lines-y"}
     assert reg["phe-x"]["id"] == "phe-x" and reg["phe-x"]["paper"] == "phe"
 
@@ -390,7 +390,7 @@ def test_load_registry_valid(tmp_path):
 def test_load_registry_invalid_entry(tmp_path, change, key):
     cfg = write_registry(tmp_path, {"a.yaml": {"phe-ok": good_entry()}, "b.yaml": {"phe-bad": good_entry(**change)}})
     with pytest.raises(RegistryError) as err:
-        pipeline.load_registry(cfg, SCHEMA)
+        registry.load_registry(cfg, SCHEMA)
     msg = str(err.value)
     assert "'phe-bad'" in msg and f"key {key}:" in msg and "b.yaml" in msg
 
@@ -398,31 +398,31 @@ def test_load_registry_invalid_entry(tmp_path, change, key):
 def test_load_registry_duplicate_id(tmp_path):
     cfg = write_registry(tmp_path, {"a.yaml": {"phe-x": good_entry()}, "b.yaml": {"phe-x": good_entry()}})
     with pytest.raises(RegistryError, match=r"'phe-x' defined twice.*b\.yaml"):
-        pipeline.load_registry(cfg, SCHEMA)
+        registry.load_registry(cfg, SCHEMA)
 
 
 def test_config_matches_schema(config):
     import jsonschema
 
-    jsonschema.validate(pipeline.load_yaml(ROOT / "config" / "config.yaml"),
-                        pipeline.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
-    assert set(config["scales"]) <= set(pipeline.SCALES)
+    jsonschema.validate(registry.load_yaml(ROOT / "config" / "config.yaml"),
+                        registry.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
+    assert set(config["scales"]) <= set(registry.SCALES)
 
 
 # ---------------------------------------------------------------------------------------
 # the real registry
 
 
-def test_real_registry_loads(registry):
-    assert len(registry) >= 20
-    assert {e["paper"] for e in registry.values()} == set(report.PAPERS)
-    for fid, e in registry.items():
+def test_real_registry_loads(entries):
+    assert len(entries) >= 20
+    assert {e["paper"] for e in entries.values()} == set(report.PAPERS)
+    for fid, e in entries.items():
         assert fid.split("-")[0] == e["paper"]
 
 
-@pytest.mark.parametrize("scale", pipeline.SCALES)
-def test_real_registry_resolves(registry, resolved, scale):
-    for fid, e in registry.items():
+@pytest.mark.parametrize("scale", registry.SCALES)
+def test_real_registry_resolves(entries, resolved, scale):
+    for fid, e in entries.items():
         fig = resolved[scale, fid]
         if "curves" in e:
             assert fig["series"], (fid, scale)
@@ -439,16 +439,16 @@ def test_real_registry_resolves(registry, resolved, scale):
             assert "static" in e or e["kind"] == "diagram", fid
 
 
-def test_real_registry_scale_grids_name_grid_variables(registry):
-    for fid, e in registry.items():
+def test_real_registry_scale_grids_name_grid_variables(entries):
+    for fid, e in entries.items():
         names = {v for item in e.get("panels", []) + e.get("curves", []) for v in item.get("grid", {})}
         for scale, over in (e.get("scales") or {}).items():
             unknown = set((over or {}).get("grid", {})) - names
             assert not unknown, f"{fid}: scale {scale} overrides unknown grid variable(s) {unknown}"
 
 
-def test_real_registry_static_and_notebooks(registry):
-    for fid, e in registry.items():
+def test_real_registry_static_and_notebooks(entries):
+    for fid, e in entries.items():
         if "static" in e:
             assert e["static"]["name"] in STATIC_TABLES, fid
         if "derive" in e:
@@ -467,9 +467,9 @@ def tiny_env(env):
     return env
 
 
-def test_real_registry_specs_construct(registry, resolved):
+def test_real_registry_specs_construct(entries, resolved):
     envs, agents, experiments = {}, {}, {}
-    for fid in registry:
+    for fid in entries:
         for s in resolved["paper", fid]["series"]:
             cell = s["cell"]
             if "experiment" in cell:
@@ -492,8 +492,8 @@ def test_real_registry_specs_construct(registry, resolved):
         assert len(df) == 1 and int(df["t"].iloc[0]) == 5
 
 
-def test_real_registry_claims_name_paper_scale_curves(registry, resolved):
-    for fid, e in registry.items():
+def test_real_registry_claims_name_paper_scale_curves(entries, resolved):
+    for fid, e in entries.items():
         fig = resolved["paper", fid]
         claims.validate_names(e, fig["curves"], fig["panels"])
 
@@ -503,11 +503,11 @@ def test_lines_beta_constant():
     assert round(beta, 2) == 5.42
 
 
-def test_lines_registry_uses_beta_constant(registry):
+def test_lines_registry_uses_beta_constant(entries):
     beta = round(theory.lines_beta(1e4, d=10, lam=1.0, sigma=0.5, S=1.0, delta=0.01), 2)
-    msweep = registry["lines-msweep"]
+    msweep = entries["lines-msweep"]
     assert [p["grid"]["s"] for p in msweep["panels"]] == [[0.5], [beta]]
-    opt = registry["lines-optfrac"]["curves"][0]["agent"]
+    opt = entries["lines-optfrac"]["curves"][0]["agent"]
     assert opt["scale"] == opt["beta"] == beta
 
 
@@ -542,7 +542,7 @@ def write_run_file(df, path):
 
 def write_runs(root, per_job=2):
     fig = fake_figure()
-    for f in pipeline.figure_runs(fig, per_job):
+    for f in registry.figure_runs(fig, per_job):
         a, b = map(int, re.search(r"seeds-(\d+)-(\d+)", f).groups())
         write_run_file(run_frame(range(a, b), offset=100.0 if K2 in f else 0.0), root / f)
     return fig
@@ -552,7 +552,7 @@ def test_figure_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
     assert sorted(p.name for p in (tmp_path / "results/smoke/runs" / K1).iterdir()) == [
-        Path(pipeline.run_file("smoke", K1, 0, 2)).name, Path(pipeline.run_file("smoke", K1, 2, 4)).name]
+        Path(registry.run_file("smoke", K1, 0, 2)).name, Path(registry.run_file("smoke", K1, 2, 4)).name]
     table = figure_table(fig, 2)
     assert {"panel", "curve", "seed", "t", "regret", "seconds", "d", "M", "ref"} <= set(table.columns)
     assert list(table.columns[:2]) == ["panel", "curve"]
@@ -571,7 +571,7 @@ def test_figure_table(tmp_path, monkeypatch):
 
 
 def test_figure_table_drops_extra_seeds(tmp_path):
-    path = tmp_path / pipeline.run_file("smoke", K1, 0, 50)
+    path = tmp_path / registry.run_file("smoke", K1, 0, 50)
     write_run_file(run_frame(range(10)), path)
     fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": {}, "key": K1}]}
     table = figure_table(fig, 50, files=[path])
@@ -581,7 +581,7 @@ def test_figure_table_drops_extra_seeds(tmp_path):
 def test_figure_table_unreadable_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
-    name = pipeline.run_file("smoke", K2, 2, 3)
+    name = registry.run_file("smoke", K2, 2, 3)
     bad = tmp_path / name
     data = bad.read_bytes()
     bad.write_bytes(data[: len(data) // 2])

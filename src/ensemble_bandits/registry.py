@@ -1,4 +1,6 @@
-"""The figure registry and its expansion into cells and jobs (used by the Snakefile).
+"""The figure registry and its expansion into cells and jobs: pure functions from YAML to figures,
+cells and jobs (no import of the analysis code; checks that need the library are in
+:mod:`validation`).
 
 A registry entry (config/figures/<paper>.yaml) describes one figure or table id: caption,
 plot kind, error band, paper-scale seeds and horizon, panels (environment specs) and
@@ -60,24 +62,6 @@ def load_yaml(path) -> dict:
             return yaml.load(fh, Loader=_StrictLoader) or {}
         except yaml.YAMLError as err:
             raise RegistryError(f"{path}: not valid YAML: {err}") from None
-
-
-def check_config(config: dict, files=(), schema_path="workflow/schemas/config.schema.yaml") -> None:
-    """Typos in the configuration, caught before Snakemake's schema validation: each config file
-    in ``files`` parsed strictly (a key given twice is an error, see :func:`load_yaml`), and every
-    top-level key of ``config`` (files and ``--config`` together) one the schema knows, so that
-    ``--config scal=smoke`` fails instead of silently running the configured scale."""
-    import difflib
-
-    for path in dict.fromkeys(str(f) for f in files):
-        load_yaml(path)
-    known = sorted(load_yaml(schema_path).get("properties", {}))
-    unknown = sorted(str(k) for k in config if k not in known)
-    if unknown:
-        close = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
-        hints = [f"{m[0]!r}" if len(unknown) == 1 else f"{m[0]!r} for {k!r}" for k, m in close.items() if m]
-        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
-        raise RegistryError(f"unknown config key(s) {unknown}{hint}; known keys: {', '.join(known)}")
 
 
 def match_ids(patterns, ids, what="pattern") -> list:
@@ -211,47 +195,6 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
             "series": series}
 
 
-def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
-    """Names in a resolved figure, checked before any job runs: each cell's agent, environment,
-    distributions and hyper-parameter keys, and the curves and panels its claims name (at paper
-    scale).  Raises RegistryError naming the figure, the curve and the cause."""
-    from .data import DataError, check_names
-    from .runner import check_cell
-
-    try:
-        check_names(entry.get("data", []) + entry.get("optional_data", []))
-    except DataError as err:
-        raise RegistryError(f"figure {fig['id']!r}: {err}") from None
-    both = sorted(set(entry.get("data", [])) & set(entry.get("optional_data", [])))
-    if both:
-        raise RegistryError(f"figure {fig['id']!r}: dataset(s) {', '.join(both)} listed under both data "
-                            f"(required) and optional_data")
-    for s in fig["series"]:
-        try:
-            check_cell(s["cell"])
-        except ValueError as err:
-            raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}, curve {s['curve']!r}: {err}") from None
-    if entry.get("claims"):
-        from .claims import validate_names
-
-        paper = resolve(entry, "paper", defaults)
-        try:
-            validate_names(entry, paper["curves"], paper["panels"])
-        except ValueError as err:
-            raise RegistryError(str(err)) from None
-
-
-def gpu_request(cell: dict, gpus) -> int:
-    """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
-    agent can use an accelerator, else 0."""
-    from .agents import AGENTS
-
-    if not gpus or "agent" not in cell:
-        return 0
-    agent = AGENTS.get(cell["agent"]["name"])
-    return int(gpus) if agent is not None and getattr(agent, "uses_accelerator", False) else 0
-
-
 def _unique(labels):
     seen = []
     for lab in labels:
@@ -278,92 +221,6 @@ def figure_runs(fig: dict, per_job: int) -> list:
             files.append(run_file(fig["scale"], s["key"], a, b))
     return _unique(files)
 
-
-# Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
-# each round costing a Python overhead plus, per seed, a constant, the arm scores (d x K) and the
-# ensemble members (M x d).  The four constants were fitted (non-negative least squares on the
-# relative error) to the paper-scale CPU times measured on a 2-core machine (README, Scales:
-# phe-fig1 73 s, phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and
-# to the benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of
-# about 2 of each.  An estimate, not a measurement: another machine may be several times faster
-# or slower.
-COST_ROUND_S = 60e-6          # per round of a batch (Python overhead; per seed when unbatched)
-COST_SEED_ROUND_S = 1.3e-6    # per seed and round
-COST_ARM_S = 5e-10            # per seed, round and d x K (scoring the arms of a finite arm set)
-COST_MEMBER_S = 4e-9          # per seed, round and M x d (ensemble members)
-COST_NOTICE_S = 3600          # the workflow prints its estimate before runs above this
-
-
-def cell_cost_seconds(cell: dict, n_seeds: int) -> float:
-    """Estimated CPU seconds of one simulate job: ``cell`` for a block of ``n_seeds`` seeds (see
-    the cost model above).  Used for the SLURM runtime request of a job (with a safety factor)
-    and for ``cli estimate`` and the workflow's notice before an expensive run."""
-    if "experiment" in cell:                  # e.g. coupled_es_phe: an ensemble of m = T and its twin
-        exp = cell["experiment"]
-        env, horizon, agent, twins = exp.get("env", {}), exp.get("horizon", 1000), exp, 2
-    else:
-        env, horizon, agent, twins = cell["env"], cell["horizon"], cell["agent"], 1
-    horizon = int(horizon)
-    members = agent.get("m", agent.get("M", "T" if twins == 2 else 1))
-    if members in ("T", "horizon"):
-        members = horizon
-    try:
-        members = float(members)
-    except (TypeError, ValueError):
-        members = 1.0
-    d, arms = float(env.get("d", 10)), float(env.get("n_arms", 1) or 1)
-    per_seed = COST_SEED_ROUND_S + COST_ARM_S * d * arms + COST_MEMBER_S * members * d
-    batches = n_seeds if cell.get("timing") == "unbatched" else 1        # unbatched: one seed at a time
-    return twins * horizon * (batches * COST_ROUND_S + n_seeds * per_seed)
-
-
-def run_costs(figs: list, per_job: int) -> dict:
-    """Run file -> estimated CPU seconds of its job, over resolved figures (a run file that
-    several figures share is one job, counted once)."""
-    costs = {}
-    for fig in figs:
-        for s in fig["series"]:
-            for a, b in seed_blocks(s["seeds"], per_job):
-                path = run_file(fig["scale"], s["key"], a, b)
-                if path not in costs:
-                    costs[path] = cell_cost_seconds(s["cell"], b - a)
-    return costs
-
-
-def cost_summary(costs: dict) -> dict:
-    """Cells, jobs and CPU seconds of ``run_costs`` output (or a subset of it)."""
-    return {"cells": len({path.split("/")[3] for path in costs}), "jobs": len(costs),
-            "seconds": float(sum(costs.values()))}
-
-
-def format_cpu_time(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S):
-    """The workflow's one-line warning before an expensive run: the estimated CPU time and job
-    count of the simulations ``figs`` still need (run files for which ``exists`` is true are
-    not counted), or None when that is below ``threshold`` seconds."""
-    costs = run_costs(figs, per_job)
-    if exists is not None:
-        costs = {path: c for path, c in costs.items() if not exists(path)}
-    total = cost_summary(costs)
-    if total["seconds"] < threshold:
-        return None
-    scales = sorted({fig["scale"] for fig in figs})
-    biggest = sorted(((sum(costs.get(p, 0.0) for p in figure_runs(fig, per_job)), fig["id"]) for fig in figs),
-                     reverse=True)[:3]
-    return (f"Estimated cost of this run: about {format_cpu_time(total['seconds'])} of CPU time in "
-            f"{total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale {', '.join(scales)}, "
-            f"seeds_per_job={per_job}; run files already present not counted).  This is an estimate from "
-            f"a cost model (ensemble_bandits.pipeline.cell_cost_seconds), not a measurement.  Largest: "
-            + ", ".join(f"{fid} {format_cpu_time(c)}" for c, fid in biggest if c > 0)
-            + f".  Per figure: python -m ensemble_bandits.cli estimate --scale {scales[0]}; to leave "
-              f"figures out: --config skip='[ID,PATTERN*]'.")
 
 def all_cells(figs: list) -> dict:
     """key -> cell over resolved figures (consistency-checked)."""

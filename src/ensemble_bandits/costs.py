@@ -1,0 +1,84 @@
+"""Cost model of the simulations: estimated CPU time of a job, of a figure, of a run, and the
+workflow's notice before an expensive run.  An estimate from the cells' dimensions, not a
+measurement."""
+from __future__ import annotations
+
+from .registry import figure_runs, run_file, seed_blocks
+
+
+# Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
+# each round costing a Python overhead plus, per seed, a constant, the arm scores (d x K) and the
+# ensemble members (M x d).  The four constants were fitted (non-negative least squares on the
+# relative error) to the paper-scale CPU times measured on a 2-core machine (README, Scales:
+# phe-fig1 73 s, phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and
+# to the benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of
+# about 2 of each.  An estimate, not a measurement: another machine may be several times faster
+# or slower.
+COST_ROUND_S = 60e-6          # per round of a batch (Python overhead; per seed when unbatched)
+COST_SEED_ROUND_S = 1.3e-6    # per seed and round
+COST_ARM_S = 5e-10            # per seed, round and d x K (scoring the arms of a finite arm set)
+COST_MEMBER_S = 4e-9          # per seed, round and M x d (ensemble members)
+COST_NOTICE_S = 3600          # the workflow prints its estimate before runs above this
+
+
+def cell_cost_seconds(cell: dict, n_seeds: int) -> float:
+    """Estimated CPU seconds of one simulate job: ``cell`` for a block of ``n_seeds`` seeds (see
+    the cost model above; the cell's dimensions are those its classes declare).  Used for the
+    SLURM runtime request of a job (with a safety factor) and for ``cli estimate`` and the
+    workflow's notice before an expensive run."""
+    from .runner import cell_dimensions
+
+    dims = cell_dimensions(cell)
+    d, arms, members = dims["d"], max(dims["K"], 1), dims["members"]
+    per_seed = COST_SEED_ROUND_S + COST_ARM_S * d * arms + COST_MEMBER_S * members * d
+    batches = n_seeds if cell.get("timing") == "unbatched" else 1        # unbatched: one seed at a time
+    return dims["runs"] * dims["horizon"] * (batches * COST_ROUND_S + n_seeds * per_seed)
+
+
+def run_costs(figs: list, per_job: int) -> dict:
+    """Run file -> estimated CPU seconds of its job, over resolved figures (a run file that
+    several figures share is one job, counted once)."""
+    costs = {}
+    for fig in figs:
+        for s in fig["series"]:
+            for a, b in seed_blocks(s["seeds"], per_job):
+                path = run_file(fig["scale"], s["key"], a, b)
+                if path not in costs:
+                    costs[path] = cell_cost_seconds(s["cell"], b - a)
+    return costs
+
+
+def cost_summary(costs: dict) -> dict:
+    """Cells, jobs and CPU seconds of ``run_costs`` output (or a subset of it)."""
+    return {"cells": len({path.split("/")[3] for path in costs}), "jobs": len(costs),
+            "seconds": float(sum(costs.values()))}
+
+
+def format_cpu_time(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S):
+    """The workflow's one-line warning before an expensive run: the estimated CPU time and job
+    count of the simulations ``figs`` still need (run files for which ``exists`` is true are
+    not counted), or None when that is below ``threshold`` seconds."""
+    costs = run_costs(figs, per_job)
+    if exists is not None:
+        costs = {path: c for path, c in costs.items() if not exists(path)}
+    total = cost_summary(costs)
+    if total["seconds"] < threshold:
+        return None
+    scales = sorted({fig["scale"] for fig in figs})
+    biggest = sorted(((sum(costs.get(p, 0.0) for p in figure_runs(fig, per_job)), fig["id"]) for fig in figs),
+                     reverse=True)[:3]
+    return (f"Estimated cost of this run: about {format_cpu_time(total['seconds'])} of CPU time in "
+            f"{total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale {', '.join(scales)}, "
+            f"seeds_per_job={per_job}; run files already present not counted).  This is an estimate from "
+            f"a cost model (ensemble_bandits.costs.cell_cost_seconds), not a measurement.  Largest: "
+            + ", ".join(f"{fid} {format_cpu_time(c)}" for c, fid in biggest if c > 0)
+            + f".  Per figure: python -m ensemble_bandits.cli estimate --scale {scales[0]}; to leave "
+              f"figures out: --config skip='[ID,PATTERN*]'.")

@@ -1,0 +1,69 @@
+"""Checks of the configuration and of resolved figures, made before any job runs: config keys and
+duplicate keys (typos), each cell's agent, environment, distributions and hyper-parameter names,
+the datasets a figure names, the curves its claims name, and GPU requests.
+
+Kept apart from :mod:`registry` (pure YAML -> figures -> cells -> jobs), because these checks need
+the library's classes and the claim checks.
+"""
+from __future__ import annotations
+
+from .registry import RegistryError, load_yaml, resolve
+
+
+def check_config(config: dict, files=(), schema_path="workflow/schemas/config.schema.yaml") -> None:
+    """Typos in the configuration, caught before Snakemake's schema validation: each config file
+    in ``files`` parsed strictly (a key given twice is an error, see :func:`load_yaml`), and every
+    top-level key of ``config`` (files and ``--config`` together) one the schema knows, so that
+    ``--config scal=smoke`` fails instead of silently running the configured scale."""
+    import difflib
+
+    for path in dict.fromkeys(str(f) for f in files):
+        load_yaml(path)
+    known = sorted(load_yaml(schema_path).get("properties", {}))
+    unknown = sorted(str(k) for k in config if k not in known)
+    if unknown:
+        close = {k: difflib.get_close_matches(k, known, n=1) for k in unknown}
+        hints = [f"{m[0]!r}" if len(unknown) == 1 else f"{m[0]!r} for {k!r}" for k, m in close.items() if m]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise RegistryError(f"unknown config key(s) {unknown}{hint}; known keys: {', '.join(known)}")
+
+
+def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
+    """Names in a resolved figure, checked before any job runs: each cell's agent, environment,
+    distributions and hyper-parameter keys, and the curves and panels its claims name (at paper
+    scale).  Raises RegistryError naming the figure, the curve and the cause."""
+    from .data import DataError, check_names
+    from .runner import check_cell
+
+    try:
+        check_names(entry.get("data", []) + entry.get("optional_data", []))
+    except DataError as err:
+        raise RegistryError(f"figure {fig['id']!r}: {err}") from None
+    both = sorted(set(entry.get("data", [])) & set(entry.get("optional_data", [])))
+    if both:
+        raise RegistryError(f"figure {fig['id']!r}: dataset(s) {', '.join(both)} listed under both data "
+                            f"(required) and optional_data")
+    for s in fig["series"]:
+        try:
+            check_cell(s["cell"])
+        except ValueError as err:
+            raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}, curve {s['curve']!r}: {err}") from None
+    if entry.get("claims"):
+        from .claims import validate_names
+
+        paper = resolve(entry, "paper", defaults)
+        try:
+            validate_names(entry, paper["curves"], paper["panels"])
+        except ValueError as err:
+            raise RegistryError(str(err)) from None
+
+
+def gpu_request(cell: dict, gpus) -> int:
+    """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
+    agent can use an accelerator, else 0."""
+    from .agents import AGENTS
+
+    if not gpus or "agent" not in cell:
+        return 0
+    agent = AGENTS.get(cell["agent"]["name"])
+    return int(gpus) if agent is not None and getattr(agent, "uses_accelerator", False) else 0

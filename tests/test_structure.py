@@ -1,0 +1,121 @@
+"""The library's shape: the registry is pure (no analysis code), the library has no import circle,
+building the workflow's job graph imports no torch, agent names are imported lazily, and a new
+agent class needs no edit to the runner, the registry code, the cost model or the rules."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ensemble_bandits import costs, runner, validation
+from ensemble_bandits.agents import AGENTS
+from ensemble_bandits.agents.linear import LinearAgent
+from ensemble_bandits.catalog import hyper
+
+PKG = Path(__file__).resolve().parents[1] / "src" / "ensemble_bandits"
+ANALYSIS = {"claims", "aggregate", "plotting", "paper_tables", "report", "runner", "agents"}
+
+
+def _imports(path: Path) -> set[str]:
+    """Library modules a file imports (first component after the package), lazy imports included."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level >= 1:
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ensemble_bandits."):
+            names.add(node.module.split(".")[1])
+    return names
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).with_suffix("")
+        mod = rel.parts[0] if len(rel.parts) > 1 else rel.name    # a package counts as one node
+        graph.setdefault(mod, set()).update(m for m in _imports(path) if m != mod)
+    return graph
+
+
+def test_registry_imports_no_analysis_code():
+    assert not (_imports(PKG / "registry.py") & ANALYSIS), _imports(PKG / "registry.py")
+
+
+def test_library_has_no_import_circle():
+    graph = _graph()
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    circles = sorted(m for m in graph if m in reach(m) and m != "__init__")
+    assert not circles, {m: sorted(graph[m]) for m in circles}
+
+
+def test_resolving_and_validating_every_figure_imports_no_torch():
+    """What the Snakefile does while it builds the job graph: load, resolve and check every figure
+    at every scale (agents included), without importing torch."""
+    code = ("import sys; from ensemble_bandits import registry, validation, data, report\n"
+            "entries = registry.load_registry('config', 'workflow/schemas/registry.schema.yaml')\n"
+            "cfg = registry.with_defaults(registry.load_yaml('config/config.yaml'))\n"
+            "for e in entries.values():\n"
+            "    for s in registry.SCALES:\n"
+            "        fig = registry.resolve(e, s, cfg['scales'])\n"
+            "        validation.check_figure(e, fig, cfg['scales'])\n"
+            "        [validation.gpu_request(x['cell'], 1) for x in fig['series']]\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n"
+            "print('ok', len(entries))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=PKG.parents[1], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0 and res.stdout.startswith("ok"), res.stdout + res.stderr
+
+
+def test_agent_names_are_listed_without_importing_their_modules():
+    code = ("import sys; from ensemble_bandits.agents import AGENTS\n"
+            "assert 'lints' in AGENTS and 'ensemble_pp' in sorted(AGENTS)\n"
+            "assert 'ensemble_bandits.agents.linear' not in sys.modules\n"
+            "AGENTS['lints']\n"
+            "assert 'ensemble_bandits.agents.linear' in sys.modules\n"
+            "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.strip() == "ok", res.stdout + res.stderr
+
+
+class _Toy(LinearAgent):
+    """A new agent as a family module would add it: it declares what the workflow needs."""
+
+    name = "toy"
+    uses_accelerator = True
+    distribution_params = {"noise": "vector"}
+
+    def __init__(self, setting, seeds, horizon, models: int = 3, noise: str = "gaussian"):
+        super().__init__(setting, seeds, horizon)
+
+    @classmethod
+    def ensemble_size(cls, spec, horizon):
+        return int(hyper(cls, spec, "models"))
+
+
+def test_a_new_agent_needs_no_edit_to_runner_registry_or_costs(monkeypatch):
+    monkeypatch.setitem(AGENTS, "toy", _Toy)
+    cell = {"env": {"name": "russo_finite", "d": 5, "n_arms": 10}, "agent": {"name": "toy", "models": 7},
+            "horizon": 100}
+    runner.check_cell(cell)                                                  # names and hyper-parameters
+    with pytest.raises(ValueError, match="unknown distribution 'gausian'"):
+        runner.check_cell({**cell, "agent": {"name": "toy", "noise": "gausian"}})
+    with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['M'\]"):
+        runner.check_cell({**cell, "agent": {"name": "toy", "M": 2}})
+    assert runner.cell_dimensions(cell) == {"d": 5, "K": 10, "members": 7, "horizon": 100, "runs": 1}
+    assert runner.cell_dimensions({**cell, "agent": {"name": "toy"}})["members"] == 3     # the default
+    assert validation.gpu_request(cell, 2) == 2
+    one = {**cell, "agent": {"name": "toy", "models": 1}}
+    assert costs.cell_cost_seconds(cell, 10) > costs.cell_cost_seconds(one, 10)
