@@ -46,7 +46,7 @@ def test_smoke_all_builds_every_figure_and_the_report(smoke_run):
             out = smoke_run / "figures" / "smoke" / f"{fid}.{ext}"
             assert out.is_file() and out.stat().st_size > 1000, out
     report = (smoke_run / "figures/smoke/REPORT.md").read_text()
-    for fid, entry in registry.items():
+    for fid, entry in entries.items():
         assert f"### {fid}" in report
         claims = json.loads((smoke_run / f"results/smoke/claims/{fid}.json").read_text())["claims"]
         assert [c["id"] for c in claims] == [c["id"] for c in entry.get("claims", [])]
