@@ -295,9 +295,8 @@ def _enter_project(args) -> None:
     if root is None:
         raise SystemExit(f"{args.cmd}: no project here: run this in the directory holding the Snakefile and "
                          f"{DEFAULT_CONFIG} (the clone of the repository), or pass --configfile")
-    for name in ("data_dir",):
-        if getattr(args, name, None):
-            setattr(args, name, os.path.abspath(getattr(args, name)))
+    if getattr(args, "data_dir", None):
+        args.data_dir = os.path.abspath(args.data_dir)
     print(f"(working in the project at {root})", file=sys.stderr)
     os.chdir(root)
 

@@ -104,12 +104,11 @@ def absolute(data_dir, base=None) -> Path:
 def config_data_dir(configfile, value=None) -> Path:
     """``data_dir`` of the config file ``configfile`` (``value`` if given, else the file's own, else
     :data:`DEFAULT_DATA_DIR`), relative paths resolved against the project root as Snakemake does."""
-    if value is None:
-        import yaml
-
-        with open(configfile) as fh:
-            value = (yaml.safe_load(fh) or {}).get("data_dir") or DEFAULT_DATA_DIR
     from .paths import project_root
+    from .registry import load_yaml
+
+    if value is None:
+        value = load_yaml(configfile).get("data_dir") or DEFAULT_DATA_DIR
 
     return absolute(value, base=project_root(Path(os.path.abspath(configfile)).parent) or Path.cwd())
 

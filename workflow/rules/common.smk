@@ -86,9 +86,10 @@ def data_inputs(w):
     names, optional = e.get("data", []), e.get("optional_data", [])
     if not names and not optional:
         return []
-    present = [n for n in optional if data.present(n, data_root())]
+    root = data_root()
+    present = [n for n in optional if data.present(n, root)]
     try:
-        extra = data.verify(present, data_root()) if present else []
+        extra = data.verify(present, root) if present else []
     except data.DataError as err:  # there, but not the expected file: never used silently
         raise WorkflowError(
             f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; the dataset is "
@@ -99,6 +100,7 @@ def data_inputs(w):
             str(config.get("data_fetch", False)).lower() == "true"
         ):  # rule fetch_data downloads what is missing, then checks everything
             return [f"results/data/{name}.sha256" for name in names] + extra
+        # config["data_dir"] as given, so that the message names it as the user wrote it
         return (data.verify(names, config["data_dir"], base=workflow.basedir) if names else []) + extra
     except data.DataError as err:
         raise WorkflowError(
