@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ensemble_bandits import report
+from ensemble_bandits import registry, report
 from ensemble_bandits.paths import project_root
 from ensemble_bandits.aggregate import CacheError, read_table
 from ensemble_bandits.atomic import write_table_atomic
@@ -76,10 +76,12 @@ def test_corrupt_table_is_a_one_line_cache_error(tmp_path):
         read_table(bad)
 
 
-def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path):
+def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path, config, entries):
     bad = tmp_path / "phe-tab1.parquet"
     bad.write_bytes(b"not parquet")
-    res = _cli("claims", "--id", "phe-tab1", "--scale", "smoke", "--table", str(bad),
+    fig = tmp_path / "phe-tab1.json"
+    fig.write_text(registry.figure_document(registry.resolve(entries["phe-tab1"], "smoke", config["scales"]), 50))
+    res = _cli("claims", "--figure", str(fig), "--table", str(bad),
                "--json", str(tmp_path / "c.json"), "--rst", str(tmp_path / "c.rst"), cwd=ROOT)
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]

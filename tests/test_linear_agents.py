@@ -9,7 +9,8 @@ from helpers import final_per_seed, run_history
 from ensemble_bandits import runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import EnsemblePlusPlus, EnsembleSampling, sherman_morrison
-from ensemble_bandits.environments import ENVIRONMENTS, Environment
+from ensemble_bandits.envs import ENVIRONMENTS
+from ensemble_bandits.envs.base import Environment
 from ensemble_bandits.protocol import Setting
 
 ENVS = {
@@ -462,7 +463,7 @@ def test_environment_noise_is_common_and_batch_invariant():
 
 def test_unknown_names_list_known_ones():
     with pytest.raises(ValueError, match="unknown environment 'nope'; known environments: compact_sphere, "
-                                         "phe_linear, russo_finite, sphere_gaussian"):
+                                         "phe_linear, russo_finite, sphere_contexts, sphere_gaussian"):
         runner.make_env({"name": "nope"}, [0])
     env = runner.make_env({"name": "russo_finite", "d": 3, "n_arms": 5}, [0])
     with pytest.raises(ValueError, match="unknown agent 'ts'; known agents: .*linphe, lints"):

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import aggregate, claims, registry, report, runner, theory
+from ensemble_bandits import aggregate, claims, paths, registry, report, runner, theory
 from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
 from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic
 from ensemble_bandits.paper_tables import STATIC_TABLES
@@ -317,9 +317,10 @@ def test_minimal_recompute(entries, config, fid, label, param, value):
     assert changed == {(s["panel"], s["curve"]) for s in old["series"] if s["curve"] in own}
     assert changed
     assert not {s["key"] for s in new["series"] if (s["panel"], s["curve"]) in changed} & {s["key"] for s in old["series"]}
-    # the table digest changes with the curve, not with claims or captions
-    assert registry.entry_digest(edited) != registry.entry_digest(entries[fid])
-    assert registry.entry_digest({**entries[fid], "claims": [], "caption": "x"}) == registry.entry_digest(entries[fid])
+    # the document the figure's jobs read changes with the edit (so they rerun), and carries seeds_per_job
+    doc = json.loads(registry.figure_document(new, 7))
+    assert doc["seeds_per_job"] == 7 and doc["series"] == json.loads(json.dumps(new["series"]))
+    assert registry.figure_document(new, 7) != registry.figure_document(old, 7)
 
 
 # ---------------------------------------------------------------------------------------
@@ -345,11 +346,11 @@ def test_figure_runs():
     fig = {"scale": "smoke", "series": [{"key": "aaaaaaaaaaaa", "seeds": 5}, {"key": "bbbbbbbbbbbb", "seeds": 2},
                                         {"key": "aaaaaaaaaaaa", "seeds": 3}]}
     a, b = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
-    assert registry.figure_runs(fig, 2) == [registry.run_file("smoke", k, *blk) for k, blk in [
+    assert registry.figure_runs(fig, 2) == [paths.run_file("smoke", k, *blk) for k, blk in [
         (a, (0, 2)), (a, (2, 4)), (a, (4, 5)), (b, (0, 2)), (a, (2, 3))]]
-    path = registry.run_file("paper", "k", 0, 50)
+    path = paths.run_file("paper", "k", 0, 50)
     assert path.startswith("results/paper/runs/k/seeds-0-50.")
-    assert aggregate._RUN.search(registry.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
+    assert aggregate._RUN.search(paths.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
 
 
 # ---------------------------------------------------------------------------------------
@@ -552,7 +553,7 @@ def test_figure_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
     assert sorted(p.name for p in (tmp_path / "results/smoke/runs" / K1).iterdir()) == [
-        Path(registry.run_file("smoke", K1, 0, 2)).name, Path(registry.run_file("smoke", K1, 2, 4)).name]
+        Path(paths.run_file("smoke", K1, 0, 2)).name, Path(paths.run_file("smoke", K1, 2, 4)).name]
     table = figure_table(fig, 2)
     assert {"panel", "curve", "seed", "t", "regret", "seconds", "d", "M", "ref"} <= set(table.columns)
     assert list(table.columns[:2]) == ["panel", "curve"]
@@ -571,7 +572,7 @@ def test_figure_table(tmp_path, monkeypatch):
 
 
 def test_figure_table_drops_extra_seeds(tmp_path):
-    path = tmp_path / registry.run_file("smoke", K1, 0, 50)
+    path = tmp_path / paths.run_file("smoke", K1, 0, 50)
     write_run_file(run_frame(range(10)), path)
     fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": {}, "key": K1}]}
     table = figure_table(fig, 50, files=[path])
@@ -581,7 +582,7 @@ def test_figure_table_drops_extra_seeds(tmp_path):
 def test_figure_table_unreadable_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = write_runs(tmp_path)
-    name = registry.run_file("smoke", K2, 2, 3)
+    name = paths.run_file("smoke", K2, 2, 3)
     bad = tmp_path / name
     data = bad.read_bytes()
     bad.write_bytes(data[: len(data) // 2])

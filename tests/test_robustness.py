@@ -195,7 +195,8 @@ def test_minimal_recompute_after_a_hyper_parameter_edit(tmp_path):
     assert changed == {f"LinUCB | d = {d}" for d in (5, 10, 20)}
 
     dry = _ok(_snakemake(project, "-n", *args))
-    assert _job_counts(dry.output) == {"simulate": 3, "aggregate": 1, "claims": 1, "figure": 1}, dry.output[-4000:]
+    assert _job_counts(dry.output) == {"simulate": 3, "resolve_figure": 1, "aggregate": 1, "claims": 1, "figure": 1}, \
+        dry.output[-4000:]
     simulated = set(re.findall(r"output: results/smoke/runs/(\w+)/seeds-0-4\.npz", dry.output))
     assert simulated == {after[k] for k in changed}
     outputs = re.findall(r"^\s*output: (.*)$", dry.output, flags=re.M)
@@ -233,7 +234,7 @@ BAD_INPUTS = [
     ("unknown environment", "registry `env: {name: sphere_gauss, ...}`",
      ((GAUSS, "name: sphere_gaussian", "name: sphere_gauss"), [CHEAP, *SMOKE]),
      "unknown environment 'sphere_gauss'; known environments: compact_sphere, phe_linear, russo_finite, "
-     "sphere_gaussian"),
+     "sphere_contexts, sphere_gaussian"),
     ("unknown distribution", "registry `perturbation: gausian`",
      ((GAUSS, "perturbation: gaussian", "perturbation: gausian"), [CHEAP, *SMOKE]),
      "unknown distribution 'gausian'; known: gaussian, rademacher, uniform, binomial, none"),

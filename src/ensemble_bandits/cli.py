@@ -1,9 +1,12 @@
 """Command line used by the workflow rules: simulate, aggregate, claims, report.
 
     python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.npz
-    python -m ensemble_bandits.cli aggregate --id phe-fig1 --scale default --table T.parquet --spec T.json
-    python -m ensemble_bandits.cli claims --id phe-fig1 --scale default --table T.parquet --json C.json --rst C.rst
-    python -m ensemble_bandits.cli report --scale default --out figures/default/REPORT.md [--ids ...]
+    python -m ensemble_bandits.cli aggregate --figure F.json --table T.parquet --spec T.json
+    python -m ensemble_bandits.cli claims --figure F.json --table T.parquet --json C.json --rst C.rst
+    python -m ensemble_bandits.cli report --scale default --ids phe-fig1 ... --out figures/default/REPORT.md
+
+F.json is a resolved figure, written by the workflow (results/<scale>/figures/<id>.json); the
+other commands (timings, estimate, data) read the configuration themselves.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import os
 import sys
 import time
 
-from . import costs, registry
+from . import costs, paths, registry
 from .aggregate import CacheError
 from .data import DataError
 
@@ -28,12 +31,13 @@ def _load(args):
     return config, entries
 
 
-def _figure(args):
-    config, entries = _load(args)
-    if args.id not in entries:
-        raise SystemExit(f"unknown figure id {args.id!r}; known ids: {', '.join(sorted(entries))}")
-    entry = entries[args.id]
-    return config, entry, registry.resolve(entry, args.scale, config["scales"])
+def _read_figure(path) -> dict:
+    """A resolved figure as the workflow wrote it (rule resolve_figure: :func:`registry.figure_document`)."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"cannot read the resolved figure {path}: {err}") from None
 
 
 def cmd_simulate(args):
@@ -92,26 +96,25 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
 def cmd_aggregate(args):
     from .atomic import write_table_atomic, write_text_atomic
 
-    config, entry, fig = _figure(args)
+    fig = _read_figure(args.figure)
     data_dir = args.data_dir
     if not data_dir:  # the config's data_dir, relative to the project root as in the workflow
         from .data import config_data_dir
 
-        data_dir = str(config_data_dir(args.configfile, config.get("data_dir")))
-    table = build_table(fig, args.seeds_per_job or config["seeds_per_job"], data_dir)
+        data_dir = str(config_data_dir(args.configfile, registry.load_yaml(args.configfile).get("data_dir")))
+    table = build_table(fig, fig["seeds_per_job"], data_dir)
     write_table_atomic(table, args.table)
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
 def cmd_claims(args):
     from .aggregate import read_table
-    from .claims import evaluate, validate_names
+    from .claims import evaluate
     from .report import dump_claims
 
-    config, entry, _ = _figure(args)
-    paper = registry.resolve(entry, "paper", config["scales"])
-    validate_names(entry, paper["curves"], paper["panels"])
-    results = evaluate(entry, read_table(args.table), args.scale)
+    fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
+    entry = fig["entry"]
+    results = evaluate(entry, read_table(args.table), fig["scale"])
     dump_claims(entry["id"], results, args.json, args.rst)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
@@ -121,13 +124,11 @@ def cmd_report(args):
     from .atomic import write_text_atomic
     from .report import report_markdown
 
-    config, entries = _load(args)
-    ids = args.ids or list(entries)
     figures = []
-    for fid in ids:
-        entry = entries[fid]
-        fig = registry.resolve(entry, args.scale, config["scales"])
-        with open(f"results/{args.scale}/claims/{fid}.json") as fh:
+    for fid in args.ids:
+        fig = _read_figure(paths.figure_file(args.scale, fid))
+        entry = fig["entry"]
+        with open(paths.claims_file(args.scale, fid)) as fh:
             claims = json.load(fh)["claims"]
         simulated = bool(fig["series"])
         figures.append({"id": fid, "paper": entry["paper"], "title": entry.get("title", fid),
@@ -140,7 +141,7 @@ def cmd_timings(args):
     """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s")."""
     import re
 
-    logs = f"results/{args.scale}/logs/simulate"
+    logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
                          f"{logs}/); build the figures first, e.g. `snakemake --cores 2 all --config "
@@ -155,7 +156,7 @@ def cmd_timings(args):
         secs, found = 0.0, 0
         for f in runs:
             m = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f)
-            log = f"results/{args.scale}/logs/simulate/{m.group(1)}-{m.group(2)}-{m.group(3)}.log"
+            log = paths.simulate_log(args.scale, *m.groups())
             if os.path.exists(log):
                 hit = re.search(r"done in ([0-9.]+) s", open(log).read())
                 if hit:
@@ -235,26 +236,25 @@ def main(argv=None):
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_simulate)
 
+    figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"
     a = sub.add_parser("aggregate", help="run files of a figure -> its table (parquet) and plot spec (JSON)")
-    common(a)
-    a.add_argument("--id", required=True)
-    a.add_argument("--seeds-per-job", type=int, default=None)
+    a.add_argument("--figure", required=True, help=figure_help)
     a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
+    a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
     a.add_argument("--table", required=True)
     a.add_argument("--spec", required=True)
     a.set_defaults(fn=cmd_aggregate)
 
     c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
-    common(c)
-    c.add_argument("--id", required=True)
+    c.add_argument("--figure", required=True, help=figure_help)
     c.add_argument("--table", required=True)
     c.add_argument("--json", required=True)
     c.add_argument("--rst", required=True)
     c.set_defaults(fn=cmd_claims)
 
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
-    common(r)
-    r.add_argument("--ids", nargs="*", default=None)
+    r.add_argument("--scale", required=True, choices=registry.SCALES)
+    r.add_argument("--ids", nargs="+", required=True, help="figures whose resolved figure and claims files exist")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_report)
@@ -295,8 +295,9 @@ def _enter_project(args) -> None:
     if root is None:
         raise SystemExit(f"{args.cmd}: no project here: run this in the directory holding the Snakefile and "
                          f"{DEFAULT_CONFIG} (the clone of the repository), or pass --configfile")
-    if getattr(args, "data_dir", None):
-        args.data_dir = os.path.abspath(args.data_dir)
+    for name in ("data_dir", "figure", "table", "spec", "json", "rst", "out"):
+        if getattr(args, name, None):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     print(f"(working in the project at {root})", file=sys.stderr)
     os.chdir(root)
 

@@ -3,7 +3,8 @@ workflow's notice before an expensive run.  An estimate from the cells' dimensio
 measurement."""
 from __future__ import annotations
 
-from .registry import figure_runs, run_file, seed_blocks
+from .paths import run_file
+from .registry import figure_runs, seed_blocks
 
 
 # Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .agents.linear import EnsembleSampling
-from .environments import ENVIRONMENTS
+from .envs import ENVIRONMENTS
 from .protocol import play
 
 

@@ -1,5 +1,9 @@
-"""Where the project is: the one place that knows the layout of a checkout (``Snakefile``,
-``config/config.yaml``), used by the command line when it runs outside the project root."""
+"""The one place that knows the layout of a checkout (``Snakefile``, ``config/config.yaml``) and
+of the workflow's files under ``results/``; the rules and the command line both use these helpers.
+
+A helper called with wildcard strings gives the rule's pattern, e.g.
+``figure_file("{scale}", "{paper}-{fig}") == "results/{scale}/figures/{paper}-{fig}.json"``.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,3 +24,25 @@ def project_root(start: Path | str | None = None) -> Path | None:
             return path
     checkout = Path(__file__).resolve().parents[2]      # src/ensemble_bandits/paths.py -> checkout
     return checkout if is_project(checkout) else None
+
+
+def run_file(scale, key, start, end) -> str:
+    """Run file of one simulate job: a cell (``key``) over seeds [start, end)."""
+    return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"
+
+
+def figure_file(scale, fid) -> str:
+    """The resolved figure a job reads (written once per figure and scale by rule resolve_figure)."""
+    return f"results/{scale}/figures/{fid}.json"
+
+
+def claims_file(scale, fid) -> str:
+    """Verdicts of a figure's claims (JSON; the same name with ``.rst`` for the HTML report)."""
+    return f"results/{scale}/claims/{fid}.json"
+
+
+def simulate_log(scale, key="", start="", end="") -> str:
+    """Log of one simulate job; with only ``scale``, the directory of those logs."""
+    if not key:
+        return f"results/{scale}/logs/simulate"
+    return f"results/{scale}/logs/simulate/{key}-{start}-{end}.log"

@@ -18,10 +18,15 @@ from typing import NamedTuple
 import numpy as np
 
 
+ACTION_SPACES = {"finite": "a finite arm set", "contexts": "per-round contexts", "sphere": "the unit sphere"}
+"""The kinds of action set (:mod:`ensemble_bandits.envs.base`), and how an error message names them."""
+
+
 @dataclass(frozen=True)
 class Setting:
     """Static facts an agent is built from: batch size B (seeds), dimension d, number of arms K
-    (0 on the sphere) and the action space, ``finite`` (arm indices) or ``sphere`` (unit vectors)."""
+    (0 on the sphere) and the action space (:data:`ACTION_SPACES`): ``finite`` and ``contexts``
+    (arm indices into the round's features) or ``sphere`` (unit action vectors)."""
 
     B: int
     d: int

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from .paths import run_file
+
 SCALES = ("smoke", "default", "paper")
 _FIELD = re.compile(r"^\{(\w+)\}$")
 _ANY_FIELD = re.compile(r"\{(\w+)\}")
@@ -203,14 +205,16 @@ def _unique(labels):
     return seen
 
 
+def figure_document(fig: dict, per_job: int) -> str:
+    """The JSON a figure's jobs read (aggregate, claims, report): the resolved figure and the seeds
+    per simulate job (which name its run files), so that no job re-reads or re-expands the registry."""
+    return json.dumps({**fig, "seeds_per_job": int(per_job)}, indent=1, sort_keys=True)
+
+
 def seed_blocks(n_seeds: int, per_job: int):
     """Aligned blocks [start, end) covering 0..n_seeds-1, so figures share block files."""
     per_job = max(1, int(per_job))
     return [(a, min(a + per_job, n_seeds)) for a in range(0, n_seeds, per_job)]
-
-
-def run_file(scale: str, key: str, start: int, end: int) -> str:
-    return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"
 
 
 def figure_runs(fig: dict, per_job: int) -> list:
@@ -229,12 +233,6 @@ def all_cells(figs: list) -> dict:
         for s in fig["series"]:
             cells.setdefault(s["key"], s["cell"])
     return cells
-
-
-def entry_digest(entry: dict) -> str:
-    """Hash of what defines a figure's table (claims and captions excluded)."""
-    body = {k: v for k, v in entry.items() if k not in ("claims", "caption", "title", "choices")}
-    return hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def with_defaults(config: dict) -> dict:

@@ -20,8 +20,8 @@ import numpy as np
 
 from . import probes
 from .agents import AGENTS
-from .environments import ENVIRONMENTS
 from .coupling import EXPERIMENTS
+from .envs import ENVIRONMENTS
 from .protocol import Setting, play
 
 
@@ -50,7 +50,8 @@ def _construct(kind: str, registry: dict, spec: dict, *args):
 def check_cell(cell: dict) -> None:
     """Names and hyper-parameter keys of a cell, checked without simulating (the workflow calls this
     while building its job graph, so a registry typo fails before any job runs); the
-    hyper-parameters that name a distribution family are those the class declares."""
+    hyper-parameters that name a distribution family, and the action spaces an agent can play, are
+    those the classes declare."""
     from . import distributions as dist
 
     if "experiment" in cell:
@@ -58,9 +59,12 @@ def check_cell(cell: dict) -> None:
         cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
         _checked("environment", ENVIRONMENTS, agent.get("env", {}), 1)
     else:
-        _checked("environment", ENVIRONMENTS, cell["env"], 1)
+        env_cls, _ = _checked("environment", ENVIRONMENTS, cell["env"], 1)
         cls, _ = _checked("agent", AGENTS, cell["agent"], 3)
         agent = cell["agent"]
+        if env_cls.action_space not in cls.action_spaces:       # as the classes declare it
+            raise ValueError(f"agent {agent['name']!r} cannot play environment {cell['env']['name']!r}: its action "
+                             f"space {env_cls.action_space!r} is not one of the agent's {list(cls.action_spaces)}")
     for key, family in getattr(cls, "distribution_params", {}).items():
         if isinstance(agent.get(key), str):
             dist.check_name(agent[key], dist.FAMILIES[family])

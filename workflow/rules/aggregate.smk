@@ -1,9 +1,27 @@
-# Run files of a figure -> its table (long format, or the static/derived table) and plot spec;
-# the table -> the figure's claims (JSON for REPORT.md, reStructuredText for the HTML report).
+# The resolved figure (resolved once, while the DAG is built) -> jobs that read it: run files -> the
+# figure's table (long format, or the static/derived table) and plot spec; the table -> the
+# figure's claims (JSON for REPORT.md, reStructuredText for the HTML report).
+
+
+localrules:
+    resolve_figure,
+
+
+# Written by Snakemake itself from the registry entry it resolved for the DAG; the JSON is a
+# parameter, so an edit of the entry (or of the scales, seeds_per_job, a --configfile) rewrites it
+# and reruns the figure's aggregate, claims and figure jobs, and nothing else.
+rule resolve_figure:
+    output:
+        paths.figure_file("{scale}", "{paper}-{fig}"),
+    params:
+        document=lambda w: registry.figure_document(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
+    run:
+        atomic.write_text_atomic(params.document, output[0])
 
 
 rule aggregate:
     input:
+        figure=paths.figure_file("{scale}", "{paper}-{fig}"),
         runs=simulation_runs,
         data=data_inputs,
     output:
@@ -18,23 +36,19 @@ rule aggregate:
         mem_mb=4000,
     params:
         logged=LOGGED,
-        digest=lambda w: registry.entry_digest(entry(w)),
         algorithms=ALGORITHMS_VERSION,
-        scales=scales_json(),
-        per_job=config["seeds_per_job"],
-        fid=fid_of,
         data=data_option,
     shell:
-        "OPENBLAS_NUM_THREADS=1 {params.logged} {log} python -m ensemble_bandits.cli aggregate --id {params.fid} --scale {wildcards.scale} "
-        "--seeds-per-job {params.per_job} --scales-json {params.scales} {params.data} "
-        "--table {output.table} --spec {output.spec}"
+        "OPENBLAS_NUM_THREADS=1 {params.logged} {log} python -m ensemble_bandits.cli aggregate --figure {input.figure} "
+        "{params.data} --table {output.table} --spec {output.spec}"
 
 
 rule claims:
     input:
+        figure=paths.figure_file("{scale}", "{paper}-{fig}"),
         table="results/{scale}/tables/{paper}-{fig}.parquet",
     output:
-        json="results/{scale}/claims/{paper}-{fig}.json",
+        json=paths.claims_file("{scale}", "{paper}-{fig}"),
         rst="results/{scale}/claims/{paper}-{fig}.rst",
     log:
         "results/{scale}/logs/claims/{paper}-{fig}.log",
@@ -44,9 +58,6 @@ rule claims:
         runtime=10,
     params:
         logged=LOGGED,
-        claims=lambda w: json.dumps(entry(w).get("claims", []), sort_keys=True),
-        scales=scales_json(),
-        fid=fid_of,
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli claims --id {params.fid} --scale {wildcards.scale} "
-        "--scales-json {params.scales} --table {input.table} --json {output.json} --rst {output.rst}"
+        "{params.logged} {log} python -m ensemble_bandits.cli claims --figure {input.figure} --table {input.table} "
+        "--json {output.json} --rst {output.rst}"

@@ -6,7 +6,7 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, costs, data, registry, validation
+from ensemble_bandits import ALGORITHMS_VERSION, atomic, costs, data, paths, registry, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -155,10 +155,6 @@ def targets(scale, paper=None):
     if REPORTING:  # the figures built (REPORT.md would pull in every figure: it is not in the report)
         return figure_targets(scale, built_only(scale, ids))
     return figure_targets(scale, ids) + [summary]
-
-
-def scales_json():
-    return shlex.quote(json.dumps(config["scales"], sort_keys=True))
 
 
 # SLURM runtime request: RUNTIME_SAFETY x the cost model's estimate, plus 10 minutes (job start-up,

@@ -6,7 +6,8 @@ report: "../report/workflow.rst"
 
 rule report_all:
     input:
-        claims=lambda w: expand("results/{scale}/claims/{id}.json", scale=w.scale, id=IDS),
+        claims=lambda w: [paths.claims_file(w.scale, i) for i in IDS],
+        resolved=lambda w: [paths.figure_file(w.scale, i) for i in IDS],
         figures=lambda w: figure_targets(w.scale, IDS),
     output:
         "figures/{scale}/REPORT.md",
@@ -16,17 +17,17 @@ rule report_all:
         "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
-        scales=scales_json(),
         ids=" ".join(IDS),
         skipped=" ".join(SKIPPED),
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
         "--ids {params.ids} --skipped {params.skipped} --out {output}"
 
 
 rule report_paper:
     input:
-        claims=lambda w: [f"results/{w.scale}/claims/{i}.json" for i in IDS if REGISTRY[i]["paper"] == w.paper],
+        claims=lambda w: [paths.claims_file(w.scale, i) for i in IDS if REGISTRY[i]["paper"] == w.paper],
+        resolved=lambda w: [paths.figure_file(w.scale, i) for i in IDS if REGISTRY[i]["paper"] == w.paper],
         figures=lambda w: figure_targets(w.scale, [i for i in IDS if REGISTRY[i]["paper"] == w.paper]),
     output:
         "figures/{scale}/REPORT-{paper}.md",
@@ -36,10 +37,9 @@ rule report_paper:
         "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
-        scales=scales_json(),
         ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} --scales-json {params.scales} "
+        "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
         "--ids {params.ids} --out {output}"
 
 

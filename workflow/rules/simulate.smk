@@ -4,9 +4,9 @@
 
 rule simulate:
     output:
-        "results/{scale}/runs/{key}/seeds-{start}-{end}.npz",
+        paths.run_file("{scale}", "{key}", "{start}", "{end}"),
     log:
-        "results/{scale}/logs/simulate/{key}-{start}-{end}.log",
+        paths.simulate_log("{scale}", "{key}", "{start}", "{end}"),
     conda:
         "../envs/pipeline.yaml"
     threads: 1

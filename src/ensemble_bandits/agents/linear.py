@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import distributions as dist
 from ..catalog import hyper
-from ..protocol import Setting
+from ..protocol import ACTION_SPACES, Setting
 from ..rng import Streams, binomial_half_fixed, words_for
 
 TIEBREAK = 1e-12  # fixed per-run random jitter: breaks exact ties (e.g. theta = 0) at random
@@ -44,9 +44,19 @@ class LinearAgent:
     # whether it can use an accelerator (torch on a GPU): only such agents' simulate jobs request
     # the `gpu` GPUs of the config, numpy agents never do; which hyper-parameters name a
     # distribution family (checked while the job graph is built, see distributions.FAMILIES);
-    # and its ensemble size (memory and cost models).
+    # its ensemble size (memory and cost models); and the action spaces it can play
+    # (protocol.ACTION_SPACES: the job graph refuses any other before a job runs).
     uses_accelerator = False
     distribution_params: dict = {}
+    action_spaces: tuple[str, ...] = ("finite", "contexts", "sphere")
+
+    @classmethod
+    def check_action_space(cls, action_space: str) -> None:
+        """A ValueError unless the agent can play ``action_space``."""
+        if action_space not in cls.action_spaces:
+            plays = " or ".join(ACTION_SPACES.get(a, a) for a in cls.action_spaces)
+            raise ValueError(f"agent {cls.name!r} plays {plays} only, not the action space {action_space!r} "
+                             f"({ACTION_SPACES.get(action_space, 'unknown')})")
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
@@ -56,6 +66,7 @@ class LinearAgent:
     def __init__(self, setting: Setting, seeds, horizon: int):
         if not isinstance(setting, Setting):
             raise TypeError(f"an agent is built from a Setting (env.setting), not a {type(setting).__name__}")
+        self.check_action_space(setting.action_space)
         self.setting = setting
         self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
         self.sphere = setting.action_space == "sphere"
@@ -175,6 +186,7 @@ class LinUCB(LinearAgent):
     """
 
     name = "linucb"
+    action_spaces = ("finite", "contexts")
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, beta: str = "oful", R: float = 0.5,
                  S: float = 1.0, L: float = 1.0, delta: float | None = None, alpha: float = 1.0,
@@ -182,8 +194,6 @@ class LinUCB(LinearAgent):
         super().__init__(setting, seeds, horizon)
         if beta not in ("oful", "constant"):
             raise ValueError(f"beta must be 'oful' or 'constant', got {beta!r}")
-        if self.sphere:
-            raise ValueError("linucb needs a finite arm set")
         self.lam, self.beta_kind, self.alpha = lam, beta, alpha
         self.R, self.S, self.L = R, S, L
         self.delta = 1.0 / self.T if delta is None else delta
@@ -217,13 +227,12 @@ class EpsilonGreedy(LinearAgent):
     """
 
     name = "egreedy"
+    action_spaces = ("finite", "contexts")
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, rate: float = 0.05, schedule: str = "sqrt_n"):
         super().__init__(setting, seeds, horizon)
         if schedule not in ("sqrt_n", "literal"):
             raise ValueError(f"schedule must be 'sqrt_n' or 'literal', got {schedule!r}")
-        if self.sphere:
-            raise ValueError("egreedy needs a finite arm set")
         self.rate = rate * (math.sqrt(self.T) if schedule == "sqrt_n" else 1.0)
         self.ridge = Ridge(self.B, self.d, lam)
         self.u = self.streams("explore", "uniform")
@@ -240,12 +249,13 @@ class EpsilonGreedy(LinearAgent):
 
 
 class ArmStats(LinearAgent):
-    """Per-arm sufficient statistics (pull counts, reward sums) and the forced basis pulls."""
+    """Per-arm sufficient statistics (pull counts, reward sums) and the forced basis pulls: a fixed
+    arm set only (the statistics of arm k mean nothing when the arms change every round)."""
+
+    action_spaces = ("finite",)
 
     def __init__(self, setting, seeds, horizon, basis_init: bool):
         super().__init__(setting, seeds, horizon)
-        if self.sphere:
-            raise ValueError(f"{self.name} needs a finite arm set")
         self.pulls = np.zeros((self.B, self.K), dtype=np.int64)
         self.reward_sum = np.zeros((self.B, self.K))
         self.n_init = self.d if basis_init else 0

@@ -1,0 +1,15 @@
+"""Bandit environments behind an action-set abstraction (:mod:`.base`: a fixed arm set, per-round
+contexts, the compact unit sphere), batched over seeds, with common random numbers across agents.
+
+``ENVIRONMENTS`` maps each registry name to its class, imported only when the name is first used
+(listing or checking names imports no environment module).
+"""
+from ..catalog import Catalog
+
+ENVIRONMENTS = Catalog("environment", {
+    "phe_linear": "ensemble_bandits.envs.linear:PheLinear",
+    "russo_finite": "ensemble_bandits.envs.linear:RussoFinite",
+    "sphere_gaussian": "ensemble_bandits.envs.linear:SphereGaussian",
+    "sphere_contexts": "ensemble_bandits.envs.linear:SphereContexts",
+    "compact_sphere": "ensemble_bandits.envs.linear:CompactSphere",
+})
