@@ -1,7 +1,8 @@
-"""The statistics shared by the claims, the derived tables and the plots (stats.py).
+"""The statistics shared by the claims, the derived tables and the plots (stats.py), and the
+machinery of the claim decisions, against scipy or exact small cases.
 
 The bands and the fit through the origin are also tested through ``plotting`` (test_plotting.py)
-and the paired interval through ``claims`` (test_claims.py); here: what those do not reach.
+and the checks built on these through ``claims`` (test_claims.py); here: what those do not reach.
 """
 import numpy as np
 import pandas as pd
@@ -32,15 +33,6 @@ def test_paired_ci_and_ci95_band_agree():
     assert (mean, lo, hi) == stats.band(values, "ci95") and n == 5
 
 
-def test_loglog_slope_of_a_power_law():
-    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
-    slope, lo, hi = stats.loglog_slope(x, 3.0 * x ** 0.5)
-    assert slope == pytest.approx(0.5) and lo == pytest.approx(0.5) and hi == pytest.approx(0.5)
-    noisy = 3.0 * x ** 0.5 * np.array([1.1, 0.9, 1.05, 0.95, 1.0])
-    slope, lo, hi = stats.loglog_slope(x, noisy)
-    assert lo < slope < hi
-
-
 def test_fit_through_origin_flat_y():
     c, r2 = stats.fit_through_origin([1.0, 2.0, 3.0], [4.0, 4.0, 4.0])
     assert c == pytest.approx(4.0 * 6 / 14) and np.isnan(r2)
@@ -51,3 +43,122 @@ def test_fit_through_origin_flat_y():
 def test_unknown_band():
     with pytest.raises(ValueError, match="known bands: se, sd, ci95"):
         stats.halfwidth(1.0, 3, "iqr")
+
+
+# ---------------------------------------------------------------------------------------
+# the decision machinery: locations, one-sided and equivalence tests, Holm, ratios, slopes
+
+
+def test_mean_t_matches_scipy():
+    from scipy.stats import ttest_1samp
+
+    x = np.random.default_rng(0).normal(0.3, 1.0, 25)
+    loc = stats.MeanT(pd.Series(np.append(x, np.nan)))
+    assert loc.n == 25 and loc.estimate == pytest.approx(x.mean())
+    for theta in (-0.2, 0.0, 0.5):
+        assert loc.p_less(theta) == pytest.approx(ttest_1samp(x, theta, alternative="less").pvalue)
+        assert loc.p_greater(theta) == pytest.approx(ttest_1samp(x, theta, alternative="greater").pvalue)
+    lo, hi = loc.interval()
+    assert loc.p_less(hi) == pytest.approx(stats.ALPHA) and loc.p_greater(lo) == pytest.approx(stats.ALPHA)
+
+
+def test_mean_t_degenerate_cases():
+    assert stats.MeanT([1.0]).interval() == (float("-inf"), float("inf"))
+    assert stats.MeanT([1.0]).p_less(5.0) == 1.0                 # one value decides nothing
+    flat = stats.MeanT([2.0, 2.0, 2.0])                          # no spread: decided by the value
+    assert flat.p_less(3.0) == 0.0 and flat.p_greater(3.0) == 1.0 and flat.p_greater(1.0) == 0.0
+
+
+def test_signed_rank_null_distribution_small_n():
+    # n = 3: T+ takes 0..6 with counts 1, 1, 1, 2, 1, 1, 1 over the 8 sign patterns
+    assert stats.signed_rank_cdf(3) == pytest.approx(np.cumsum([1, 1, 1, 2, 1, 1, 1]) / 8)
+    assert stats.signed_rank_cdf(0).tolist() == [1.0]
+
+
+def test_signed_rank_matches_scipy_exact():
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(1)
+    for n in (3, 8, 15, 24):
+        x = rng.normal(0.4, 1.0, n)
+        loc = stats.SignedRank(x)
+        for theta in (-0.5, 0.0, 0.3, 1.0):
+            for alt, p in (("less", loc.p_less(theta)), ("greater", loc.p_greater(theta))):
+                assert p == pytest.approx(wilcoxon(x - theta, alternative=alt, method="exact").pvalue, abs=1e-12)
+
+
+def test_hodges_lehmann_estimate_and_interval():
+    loc = stats.SignedRank([1.0, 2.0, 3.0])       # Walsh averages 1, 1.5, 2, 2, 2.5, 3
+    assert loc.estimate == 2.0
+    assert loc.interval() == (float("-inf"), float("inf"))   # n = 3 can never reject at 2.5 %
+    x = np.random.default_rng(2).standard_t(2, 60)
+    loc = stats.SignedRank(x)
+    lo, hi = loc.interval()
+    # the interval is the set of theta that neither one-sided test rejects (test inversion)
+    assert loc.p_less(hi) <= stats.ALPHA < loc.p_less(hi - 1e-9)
+    assert loc.p_greater(lo) <= stats.ALPHA < loc.p_greater(lo + 1e-9)
+
+
+def test_signed_rank_is_not_fooled_by_one_collapse():
+    # 40 seeds where A beats B by about 10, one seed where A collapses (+5000)
+    rng = np.random.default_rng(3)
+    diff = np.append(-10.0 + rng.normal(0, 3, 40), 5000.0)
+    assert stats.MeanT(diff).interval()[1] > 0                       # the mean no longer decides
+    assert stats.SignedRank(diff).interval()[1] < 0                  # the pseudo-median still does
+    assert stats.location(diff, "signed-rank").name == "pseudo-median"
+    with pytest.raises(ValueError, match="known: mean, signed-rank"):
+        stats.location(diff, "median")
+
+
+def test_below_above_and_tost():
+    loc = stats.MeanT(np.array([0.9, 1.1, 1.0, 0.95, 1.05]))         # mean 1, tight
+    assert stats.below(loc, 2.0)[0] < stats.ALPHA < stats.below(loc, 2.0)[1]
+    assert stats.above(loc, 0.0)[0] < stats.ALPHA
+    p_eq, p_out = stats.tost(loc, -2.0, 2.0)
+    assert p_eq < stats.ALPHA and p_out > 0.5
+    p_eq, p_out = stats.tost(loc, -0.5, 0.5)                         # the whole interval beyond the band
+    assert p_eq > 0.5 and p_out < stats.ALPHA
+    lo, hi = loc.interval()
+    p_eq, p_out = stats.tost(loc, -hi - 1.0, (lo + hi) / 2)          # the edge inside the interval: neither
+    assert p_eq > stats.ALPHA and p_out > stats.ALPHA
+    # TOST at ALPHA is the LEVEL interval inside the band
+    for band in (hi + 1e-6, hi - 1e-6):
+        assert (stats.tost(loc, -band, band)[0] <= stats.ALPHA) == (-band <= lo and hi <= band)
+
+
+def test_holm_exact_cases():
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5]) == pytest.approx([0.5])
+    assert stats.holm([0.02, 0.02]) == pytest.approx([0.04, 0.04])
+    assert stats.holm([0.6, np.nan, 0.001]) == pytest.approx([1.0, 1.0, 0.003])
+    assert stats.holm([]).size == 0
+
+
+def test_ratio_interval_is_the_inverted_paired_t_test():
+    from scipy.stats import ttest_1samp
+
+    rng = np.random.default_rng(4)
+    den = 100.0 + rng.normal(0, 10, 30)
+    num = 1.5 * den + rng.normal(0, 8, 30)
+    ratio, lo, hi, n = stats.ratio_interval(num, den)
+    assert n == 30 and ratio == pytest.approx(num.mean() / den.mean()) and lo < 1.5 < hi
+    for edge in (lo, hi):   # at each edge the two-sided paired t-test of num - R den sits at 5 %
+        assert ttest_1samp(num - edge * den, 0.0).pvalue == pytest.approx(0.05)
+    assert stats.ratio_interval(num, rng.normal(0, 10, 30))[1:3] == (float("-inf"), float("inf"))
+
+
+def test_loglog_slope_bootstrap():
+    xs = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
+    exact = np.tile(3.0 * xs ** 1.5, (10, 1))
+    boot = stats.loglog_slope(xs, exact)
+    assert boot.estimate == pytest.approx(1.5) and boot.interval() == pytest.approx((1.5, 1.5))
+    noisy = 3.0 * xs ** 0.5 * np.exp(np.random.default_rng(5).normal(0, 0.3, (40, 5)))
+    boot = stats.loglog_slope(xs, noisy, seed=1)
+    lo, hi = boot.interval()
+    assert lo < 0.5 < hi and hi - lo < 0.3
+    assert stats.loglog_slope(xs, noisy, seed=1).interval() == (lo, hi)       # a fixed seed, the same answer
+    assert boot.p_less(hi + 0.05) <= stats.ALPHA and boot.p_greater(lo - 0.05) <= stats.ALPHA
+
+
+def test_collapse_rate():
+    assert stats.collapse_rate([100.0, 2500.0, np.nan, 1999.0, 2001.0], 2000) == (2, 4)

@@ -97,12 +97,30 @@ def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
 
 
 def timing_table(table):
-    """Mean wall time per run by curve (unbatched timing runs and batched runs side by side)."""
-    fin = final_rows(table)
+    """Wall time per run by curve (unbatched timing runs and batched runs side by side).
+
+    A seed's ``seconds`` is the median of its timed runs (timing cells: each seed alone, repeated,
+    see runner.simulate_columns) or its share of its batch (batched cells).  Across seeds:
+    ``seconds_median`` (what a run-time claim compares) with the quartiles ``seconds_q1`` and
+    ``seconds_q3``; ``repeats`` timed runs per seed (1: a batched cell) and ``repeat_spread``, the
+    median over seeds of (slowest - fastest) / median of a seed's repeats; the mean
+    ``seconds_per_run``, its ``seconds_sd`` and ``total_seconds`` (sums of per-seed values);
+    ``us_per_round`` = 1e6 seconds_median / rounds."""
+    fin = final_rows(table).copy()
+    if "seconds_repeats" not in fin:
+        fin["seconds_repeats"] = np.nan
+    if "seconds_min" in fin and "seconds_max" in fin:
+        fin["_spread"] = (fin["seconds_max"] - fin["seconds_min"]) / fin["seconds"]
+    else:
+        fin["_spread"] = np.nan
     out = fin.groupby(["panel", "curve"], sort=False).agg(
-        runs=("seed", "nunique"), seconds_per_run=("seconds", "mean"), seconds_sd=("seconds", "std"),
+        runs=("seed", "nunique"), repeats=("seconds_repeats", "max"),
+        seconds_median=("seconds", "median"), seconds_q1=("seconds", lambda x: x.quantile(0.25)),
+        seconds_q3=("seconds", lambda x: x.quantile(0.75)), repeat_spread=("_spread", "median"),
+        seconds_per_run=("seconds", "mean"), seconds_sd=("seconds", "std"),
         total_seconds=("seconds", "sum"), rounds=("t", "max")).reset_index()
-    out["us_per_round"] = 1e6 * out["seconds_per_run"] / out["rounds"]
+    out["repeats"] = out["repeats"].fillna(1).astype(int)
+    out["us_per_round"] = 1e6 * out["seconds_median"] / out["rounds"]
     return out
 
 

@@ -5,8 +5,11 @@
 
 1. microseconds per (instance, round) of LinTS, LinPHE (a = 1) and linear Ensemble++ (M = 16)
    at d = 20, K = 100 with 100 seeds batched (median of repeats), and the cost growth with t;
-2. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
-3. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
+2. GLM-ES (also with --quick): microseconds per (instance, round) at d = 20, K = 50, m = 10, 100 GD
+   steps, 50 seeds batched, at t ~ 10^3 and t ~ 10^4, and their ratio (per-arm statistics: the
+   per-round cost should not grow with t; goal <= 1.5);
+3. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
+4. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
    rounds, extrapolated to the paper's seeds and horizon.
 """
 from __future__ import annotations
@@ -19,7 +22,7 @@ import time
 import numpy as np
 
 from . import registry
-from .runner import _run_batch, checkpoints, simulate
+from .runner import _run_batch, checkpoints, make_agent, make_env, play, simulate
 
 AGENTS = {
     "LinTS": {"name": "lints", "prior_var": 1.0, "noise_sd": 0.5},
@@ -95,6 +98,35 @@ def estimate(fids, sample_seeds: int = 10, sample_rounds: int = 60):
     return total, len(cells), max(seeds.values())
 
 
+GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
+
+
+def glm_es_per_round(seeds: int = 50, d: int = 20, K: int = 50, at=(1_000, 10_000), rounds: int = 20):
+    """Microseconds per (instance, round) of GLM-ES on the logistic bandit: the median over ``rounds``
+    timed rounds starting at each round of ``at``.  The rounds in between are played with 0 GD steps
+    (the same data and bookkeeping, no fitting): the fit's cost depends on the size of the state,
+    which per-arm statistics keep at (B, m, K) whatever t is."""
+    ids = list(range(seeds))
+    env = make_env({"name": "sphere_logistic", "d": d, "n_arms": K}, ids)
+    agent = make_agent(GLM_ES, env.setting, ids, max(at) + rounds)
+    steps, rounds_played, out = agent.steps, play(env, agent, max(at) + rounds), {}
+    t = 0
+    for start in sorted(at):
+        agent.steps = 0
+        while t < start - 1:
+            next(rounds_played)
+            t += 1
+        agent.steps = steps
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            next(rounds_played)
+            times.append(time.perf_counter() - t0)
+        t += rounds
+        out[start] = 1e6 * statistics.median(times) / seeds
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="per-step costs only")
@@ -107,12 +139,17 @@ def main(argv=None):
     for label, agent in AGENTS.items():
         med, early, late = per_step(agent, repeats=args.repeats)
         print(f"   {label:22s} {med:8.2f} {early:14.2f} {late:15.2f}", flush=True)
+    print("\n2. GLM-ES, microseconds per (instance, round): d = 20, K = 50, m = 10, 100 GD steps, 50 seeds "
+          "batched, median of 20 timed rounds", flush=True)
+    cost = glm_es_per_round()
+    early, late = cost[1_000], cost[10_000]
+    print(f"   t ~ 10^3: {early:8.1f}   t ~ 10^4: {late:8.1f}   ratio {late / early:.2f} (goal <= 1.5)", flush=True)
     if args.quick:
         return
-    print("\n2. phe-fig1 at paper scale (18 cells x 100 seeds x 10,000 rounds), one core:", flush=True)
+    print("\n3. phe-fig1 at paper scale (18 cells x 100 seeds x 10,000 rounds), one core:", flush=True)
     wall = phe_fig1_paper()
     print(f"   total {wall:.0f} s on one core (about {wall / 2:.0f} s with 2 parallel jobs)")
-    for n, (label, fids) in enumerate(GRIDS.items(), start=3):
+    for n, (label, fids) in enumerate(GRIDS.items(), start=4):
         print(f"\n{n}. {label} at paper scale:", flush=True)
         total, cells, seeds = estimate(fids)
         print(f"   {cells} cells x up to {seeds} seeds x 1000 rounds: estimated {total / 3600:.1f} CPU-hours "

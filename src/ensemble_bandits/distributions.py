@@ -23,12 +23,50 @@ INIT_FAMILIES = ("gaussian", "sphere", "none")
 # the families a hyper-parameter may name, by the kind a class declares (`distribution_params`)
 FAMILIES = {"vector": VECTOR_FAMILIES, "scalar": SCALAR_FAMILIES, "init": INIT_FAMILIES}
 SPARSITY = 2  # s of the Sparse family (authors' code; capped at M)
+# Hyper-parameters (as the agents name them) that belong to some families of a kind only:
+# name -> (kind, the families that take it, what it is).  Giving one with any other family is an
+# error (check_applicable), never silently ignored or, worse, applied to the wrong family: lines-dist
+# once drew "Rademacher" as a centred Binomial(4) because binomial_n reached every family.
+FAMILY_HYPERS = {
+    "binomial_n": ("scalar", ("binomial",), "the number of trials n of the centred binomial"),
+    "init_scale": ("init", ("gaussian", "sphere"), "the scale of the initial perturbation W"),
+}
 
 
 def check_name(name: str, known) -> str:
     if name not in known:
         raise ValueError(f"unknown distribution {name!r}; known: {', '.join(known)}")
     return name
+
+
+def check_applicable(declared: dict, spec: dict, defaults: dict | None = None) -> None:
+    """A ValueError when ``spec`` gives a family-specific hyper-parameter (:data:`FAMILY_HYPERS`)
+    that the family it chooses does not take, e.g. ``binomial_n`` with ``perturbation: rademacher``
+    or ``init_scale`` with ``init: none``.
+
+    ``declared``: the class's ``distribution_params`` (hyper-parameter -> kind); ``spec``: the agent
+    (or experiment) spec; ``defaults``: the class's defaults of the declared hyper-parameters, for
+    a family the spec leaves to its default.  Checks names only: nothing is built or imported."""
+    defaults = defaults or {}
+    for hyper, (kind, takers, what) in FAMILY_HYPERS.items():
+        if hyper not in spec:
+            continue
+        chosen = {key: spec.get(key, defaults.get(key)) for key, k in declared.items() if k == kind}
+        if not any(name in takers for name in chosen.values()):
+            named = ", ".join(f"{key}: {name}" for key, name in chosen.items()) or f"no {kind} distribution"
+            raise ValueError(f"{hyper} = {spec[hyper]!r} ({what}) does not apply to {named}; only "
+                             f"{' and '.join(takers)} take{'s' if len(takers) == 1 else ''} it: remove it "
+                             f"or choose that family")
+
+
+def check_spec(cls, spec: dict) -> None:
+    """:func:`check_applicable` for a class (an agent, or an experiment function) and its registry
+    spec: the class's ``distribution_params`` and their defaults, read from its signature."""
+    import inspect
+
+    declared = getattr(cls, "distribution_params", {})
+    params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
+    check_applicable(declared, spec, {k: params[k].default for k in declared if k in params})
 
 
 def vector_kind(name: str) -> str:
@@ -90,15 +128,26 @@ class ScalarPerturbation:
     """i.i.d. scalar perturbations with standard deviation ``scale``.
 
     gaussian N(0, s^2); rademacher +-s; uniform U[-sqrt(3)s, sqrt(3)s];
-    binomial (Bin(n, 1/2) - n/2) * 2s/sqrt(n)  (n = 1 is Rademacher); none: 0.
+    binomial (Bin(n, 1/2) - n/2) * 2s/sqrt(n)  (n = 1 is Rademacher; default n = 1); none: 0.
+
+    ``n`` is the binomial's own parameter: given with any other family it is an error (the
+    Rademacher family is always +-s).
     """
 
-    def __init__(self, name: str = "gaussian", scale: float = 1.0, n: int = 1):
+    def __init__(self, name: str = "gaussian", scale: float = 1.0, n: int | None = None):
         self.name = check_name(name, SCALAR_FAMILIES)
         self.scale = float(scale)
-        self.n = int(n)
-        if self.n < 1:
-            raise ValueError("binomial perturbation needs n >= 1")
+        if n is not None and (isinstance(n, bool) or int(n) != n):
+            raise ValueError(f"binomial perturbation needs an integer n >= 1, got {n!r}")
+        if self.name == "binomial":
+            self.n = 1 if n is None else int(n)
+            if self.n < 1:
+                raise ValueError(f"binomial perturbation needs n >= 1, got {n!r}")
+        else:
+            if n is not None:
+                raise ValueError(f"n = {n!r} does not apply to the {self.name} perturbation: only binomial "
+                                 f"takes n (the number of trials)")
+            self.n = 1       # rademacher = binomial with one trial; unused by the other families
 
     @property
     def kind(self) -> str:

@@ -16,7 +16,30 @@ PAPERS = {
     "glmes": "Sun, Wang & Xu 2025, Provable Anytime Ensemble Sampling in Nonlinear Contextual Bandits (GLM-ES)",
     "epp": "Li, Xu, Wang & Luo 2025, Scalable Exploration via Ensemble++",
 }
-ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive"}
+ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
+        "reported": "📏 reported"}
+VERDICTS = ("reproduced", "not reproduced", "inconclusive")      # "reported" rows are not counted
+SOURCE_TAG = {"paraphrase": "(paraphrase)", "designed": "(designed)"}   # verbatim quotes are in quotation marks
+HOW_TO_READ = (
+    "How to read it. A claim in quotation marks is the paper's own sentence (symbols written in ASCII, "
+    "\"...\" for words left out, [brackets] for words of ours); one marked *(paraphrase)* restates a formula, "
+    "table or sentence of the paper in our words; one marked *(designed)* is a statement of ours that tests the "
+    "paper. The Lee & Oh paper has no experiments: every lines- experiment is designed, and its note says how the "
+    "theory is read. Each note states the reading, margins and thresholds, fixed in the registry before the "
+    "numbers were seen.")
+HOW_DECIDED = (
+    "How it is decided. Simulated comparisons are paired across seeds (the same instance and reward noise for "
+    "every method). Each decision is a one-sided test at 2.5 %, i.e. it reads one edge of the 95 % interval "
+    "shown: a Student-t interval of the mean difference; where a note says robust (regrets with heavy tails), the "
+    "Hodges-Lehmann interval of the Wilcoxon signed-rank test, with means, medians and the share of collapsed "
+    "runs beside it; Fieller's interval for a ratio of means; a bootstrap over seeds for a log-log slope. "
+    "\"Similar\", \"comparable\" and \"analogous\" are equivalence tests: the whole interval inside the "
+    "band. *Reproduced* needs positive evidence: every comparison of the claim decided for it. *Not reproduced*: "
+    "at least one comparison decided against it, after Holm's correction over the claim's comparisons. Otherwise "
+    "*inconclusive*, which includes a claim whose premise is undecided and a claim that gets another verdict on a "
+    "second block of seeds. Closed-form and static-table checks are exact, Monte-Carlo table checks use the "
+    "table's confidence bounds, and the timing ratios and the fit of the minimal ensemble size (derived tables) "
+    "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted.")
 
 
 def rst_escape(text: str) -> str:
@@ -26,12 +49,19 @@ def rst_escape(text: str) -> str:
     return " ".join(text.split())
 
 
+def claim_text(claim: dict) -> str:
+    """A claim's sentence: in quotation marks when it is the paper's own, else tagged (paraphrase) or
+    (designed)."""
+    source = claim.get("source", "verbatim")
+    return f"“{claim['quote']}”" if source == "verbatim" else f"{SOURCE_TAG[source]} {claim['quote']}"
+
+
 def claims_rst(fid: str, results: list) -> str:
     if not results:
         return "*No quantitative claim is attached to this item.*\n"
     lines = ["**Claims** (status at this scale):", ""]
     for r in results:
-        lines.append(f"- **{r['status']}** — “{rst_escape(r['quote'])}” — {rst_escape(r['numbers'])}")
+        lines.append(f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -65,19 +95,42 @@ def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "p
     return ", ".join(parts)
 
 
-def report_markdown(scale: str, figures: list, skipped=()) -> str:
-    """``figures``: dicts with id, paper, title, caption, seeds, horizon, choices, claims (results)."""
-    counts = {}
+def findings(figures: list) -> dict:
+    """Each paper finding once: (paper, quote) -> [(figure id, claim), ...] in report order.  A
+    sentence checked in several figures (the same quote) is one finding."""
+    out = {}
     for f in figures:
         for c in f["claims"]:
-            counts[c["status"]] = counts.get(c["status"], 0) + 1
-    total = sum(counts.values())
-    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "",
-           f"{total} claims checked: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ICON) + ".",
-           "", "Each claim is the paper's own sentence; its check, thresholds and numbers are shown. "
-           "Paired differences are across seeds (same instance and reward noise for every method); "
-           "intervals are 95 % Student-t intervals. A claim marked *not reproduced* failed its check at "
-           "this scale; *inconclusive* means the interval does not decide it.", ""]
+            out.setdefault((f["paper"], " ".join(c["quote"].split())), []).append((f["id"], c))
+    return out
+
+
+def tally(figures: list) -> str:
+    """The report's count: verdicts per finding (a finding checked in several figures is reproduced
+    only if it is in each), then the rows that repeat a finding or report numbers without a verdict."""
+    from .claims.core import combine
+
+    counts, repeats, reported = dict.fromkeys(VERDICTS, 0), 0, 0
+    for rows in findings(figures).values():
+        status = combine(c["status"] for _, c in rows)
+        if status in counts:
+            counts[status] += 1
+            repeats += len(rows) - 1
+        else:
+            reported += len(rows)
+    text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
+    text += (" Each paper finding counts once: a sentence checked in several figures is one claim, reproduced only "
+             "if it is reproduced in each" + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    if reported:
+        text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
+    return text
+
+
+def report_markdown(scale: str, figures: list, skipped=()) -> str:
+    """``figures``: dicts with id, paper, title, caption, seeds, horizon, choices, claims (results)."""
+    first = {key: rows[0][0] for key, rows in findings(figures).items()}
+    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), "",
+           HOW_TO_READ, "", HOW_DECIDED, ""]
     if skipped:
         out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
     for paper in PAPERS:
@@ -96,10 +149,13 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
             if f["claims"]:
                 out += ["| claim | status | numbers |", "|---|---|---|"]
                 for c in f["claims"]:
-                    quote = c["quote"].replace("|", "\\|")
+                    text = claim_text(c).replace("|", "\\|")
                     nums = c["numbers"].replace("|", "\\|")
                     note = f" *{c['note']}*" if c.get("note") else ""
-                    out.append(f"| {c['id']}: “{quote}”{note} | {ICON[c['status']]} | {nums} |")
+                    origin = first[(paper, " ".join(c["quote"].split()))]
+                    if origin != f["id"]:
+                        note += f" *(the finding of {origin}, counted once)*"
+                    out.append(f"| {c['id']}: {text}{note} | {ICON[c['status']]} | {nums} |")
                 out.append("")
             else:
                 out += ["No quantitative claim attached.", ""]

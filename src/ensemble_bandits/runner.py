@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from . import distributions as dist
 from . import probes
 from .agents import AGENTS
 from .coupling import EXPERIMENTS
@@ -39,6 +40,7 @@ def _checked(kind: str, registry: dict, spec: dict, n_args: int):
     bad = [k for k in spec if k not in allowed]
     if bad:
         raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
+    dist.check_spec(cls, spec)          # e.g. binomial_n given with a family other than binomial
     return cls, spec
 
 
@@ -52,8 +54,6 @@ def check_cell(cell: dict) -> None:
     while building its job graph, so a registry typo fails before any job runs); the
     hyper-parameters that name a distribution family, and the action spaces an agent can play, are
     those the classes declare."""
-    from . import distributions as dist
-
     if "experiment" in cell:
         agent = dict(cell["experiment"])
         cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
@@ -72,7 +72,8 @@ def check_cell(cell: dict) -> None:
 
 def cell_dimensions(cell: dict) -> dict:
     """What the memory and cost models need of a cell, as its classes declare it: d, K, the
-    ensemble size, the horizon and the number of coupled runs (2 for a coupled experiment)."""
+    ensemble size, the horizon and the number of runs per seed (2 for a coupled experiment, the
+    timing repeats for a timing cell)."""
     if "experiment" in cell:
         exp = cell["experiment"]
         cls, env, spec, runs = EXPERIMENTS[exp["name"]], exp.get("env", {}), exp, 2
@@ -81,6 +82,7 @@ def cell_dimensions(cell: dict) -> dict:
         cls, env, spec, runs = AGENTS[cell["agent"]["name"]], cell["env"], cell["agent"], 1
         horizon = int(cell["horizon"])
     d, K = ENVIRONMENTS[env["name"]].dimensions(env)
+    runs *= timing_repeats(cell)                    # a timing cell runs each seed several times
     return {"d": d, "K": K, "members": cls.ensemble_size(spec, horizon), "horizon": horizon, "runs": runs}
 
 
@@ -133,12 +135,74 @@ def _run_batch(cell: dict, seeds, cps, progress=None):
     return {key: np.array(v) for key, v in cols.items()}
 
 
+# Timed runs per seed of a `timing: unbatched` cell (fixed in advance; a cell may set its own
+# `timing_repeats`).  Its `seconds` is their median; the workflow runs such a job alone.
+TIMING_REPEATS = 5
+
+
+def timing_repeats(cell: dict) -> int:
+    """Timed full runs per seed of ``cell``: its ``timing_repeats``, else :data:`TIMING_REPEATS` for a
+    ``timing: unbatched`` cell, else 1 (the cost model and the workflow's runtime request use it)."""
+    if "timing_repeats" in cell:
+        reps = cell["timing_repeats"]
+        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+            raise ValueError(f"timing_repeats must be an integer >= 1, got {reps!r}")
+        return reps
+    return TIMING_REPEATS if cell.get("timing") == "unbatched" else 1
+
+
+def _same_numbers(a: dict, b: dict) -> bool:
+    """Two runs' columns identical (bit for bit; NaN equal to NaN)."""
+    return a.keys() == b.keys() and all(
+        a[k].shape == b[k].shape and (np.array_equal(a[k], b[k]) or (a[k].dtype.kind == "f" and np.array_equal(
+            a[k], b[k], equal_nan=True))) for k in a)
+
+
+def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) -> dict:
+    """One seed at a time, ``repeats`` passes over all seeds (a passing disturbance hits one run of
+    several seeds, not every run of one seed); each run is timed alone, outside progress output.
+    Every pass must give the same numbers (else a RuntimeError: timing would not be of the same run)."""
+    import gc
+
+    T = int(cell["horizon"])
+    # warm caches and lazy imports so that the first timed run is not penalised
+    _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)))
+    first, secs = {}, np.zeros((repeats, len(seeds)))
+    for r in range(repeats):
+        for i, seed in enumerate(seeds):
+            gc.collect()
+            t0 = time.perf_counter()
+            res = _run_batch(cell, [seed], cps)
+            secs[r, i] = time.perf_counter() - t0
+            if r == 0:
+                first[seed] = res
+            elif not _same_numbers(res, first[seed]):
+                raise RuntimeError(f"timing repeat {r + 1} of seed {seed} gave other numbers than the first "
+                                   f"run: a timed run must be the same run every time")
+            if verbose:
+                print(f"  timing pass {r + 1}/{repeats}: seed {seed} in {secs[r, i]:.3f} s", file=sys.stderr,
+                      flush=True)
+    n = len(cps)
+    cols = {"seed": np.repeat(np.asarray(seeds, dtype=np.int64), n), "t": np.tile(cps, len(seeds))}
+    for key in first[seeds[0]]:
+        cols[key] = np.concatenate([first[s][key].T.reshape(-1) for s in seeds])
+    cols["seconds"] = np.repeat(np.median(secs, axis=0), n)
+    cols["seconds_min"] = np.repeat(secs.min(axis=0), n)
+    cols["seconds_max"] = np.repeat(secs.max(axis=0), n)
+    cols["seconds_repeats"] = np.full(n * len(seeds), repeats, dtype=np.int64)
+    return cols
+
+
 def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
-                     verbose: bool = False) -> dict:
+                     verbose: bool = False, repeats: int | None = None) -> dict:
     """Simulate ``cell`` for ``seeds``: the long table (seed, t, regret, ..., seconds) as numpy columns.
 
-    ``seconds`` is the wall time of the seed's batch divided by its size (batched) or the
-    seed's own wall time when the cell asks for ``timing: unbatched``.
+    Batched (the default): ``seconds`` is the wall time of the seed's batch divided by its size.
+    Unbatched (a cell with ``timing: unbatched``, or ``unbatched=True``): every seed runs alone,
+    ``repeats`` times (default :func:`timing_repeats`: 5 for a timing cell, 1 otherwise), each a full
+    run of the seed, with identical numbers in every repeat (checked); ``seconds`` is the median of
+    the seed's timed runs, ``seconds_min`` / ``seconds_max`` their spread, ``seconds_repeats`` their
+    number.  Wall-time columns all start with ``seconds``; no other column depends on the mode.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:
@@ -146,9 +210,10 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     T = int(cell["horizon"])
     cps = checkpoints(T)
     unbatched = cell.get("timing") == "unbatched" if unbatched is None else unbatched
-    size = 1 if unbatched else (max_batch or batch_size(cell, len(seeds)))
-    if unbatched:   # warm caches and lazy imports so that the first timed run is not penalised
-        _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)))
+    if unbatched:
+        reps = timing_repeats(cell) if repeats is None else timing_repeats({"timing_repeats": repeats})
+        return _timed_columns(cell, seeds, cps, reps, verbose)
+    size = max_batch or batch_size(cell, len(seeds))
     parts = []
     for start in range(0, len(seeds), size):
         block = seeds[start:start + size]

@@ -1,12 +1,19 @@
 """Statistics over seeds, each in one place: the final rows of a long table, means with
 standard-deviation, standard-error or Student-t half-widths, the paired difference of two
-curves and its t-interval, the log-log slope with its interval, and least-squares fits.
+curves, and the machinery of the claim decisions: location estimates of a paired difference
+with their intervals and one-sided p-values (Student-t of the mean, Wilcoxon signed-rank /
+Hodges-Lehmann of the pseudo-median, bootstrap), one-sided and equivalence (TOST) tests, Holm's
+correction, Fieller's interval of a paired ratio, the log-log slope with a seed-bootstrap
+interval, collapse rates, and least-squares fits.
 
-The claim checks (``claims``), the derived tables (``aggregate``) and the plots (``plotting``)
-all use these.  Standard deviations are sample ones (``ddof=1``); intervals are two-sided.
+The claim checks (``claims``), the derived tables (``aggregate``), the closed-form tables
+(``theory``) and the plots (``plotting``) all use these.  Standard deviations are sample ones
+(``ddof=1``); intervals are two-sided at ``LEVEL`` = 95 %, and every decision is a one-sided test at
+``ALPHA`` = 2.5 %, so that a decision reads one edge of the interval shown.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -82,36 +89,249 @@ def summarise(df, by, y: str = "regret", kind: str = "se"):
 # --------------------------------------------------------------------------------------------
 # paired differences (common random numbers: the same seed is the same instance and noise)
 # --------------------------------------------------------------------------------------------
+ALPHA = 0.025           # one-sided level of every claim decision
+LEVEL = 1 - 2 * ALPHA   # the two-sided intervals shown next to the decisions (95 %)
+
+
 def paired(a, b):
     """Two per-seed series (indexed by seed) restricted to the seeds both have: (a, b)."""
     common = a.index.intersection(b.index)
     return a[common], b[common]
 
 
-def paired_ci(diff, level: float = 0.95):
+def _finite(values) -> np.ndarray:
+    v = np.asarray(values, dtype=float).ravel()
+    return v[np.isfinite(v)]
+
+
+def paired_ci(diff, level: float = LEVEL):
     """(mean, lo, hi, n): mean and t confidence interval of a paired difference series (NaNs
     dropped); with fewer than two pairs the interval is (-inf, inf)."""
-    diff = diff.dropna()
-    n = len(diff)
-    mean = float(diff.mean()) if n else float("nan")
+    loc = MeanT(diff)
+    return (loc.estimate, *loc.interval(level), loc.n)
+
+
+class MeanT:
+    """The mean of a paired difference: Student-t interval and one-sided t-tests (scipy).
+
+    ``p_less(theta)``: p-value of H1 "mean < theta"; ``p_greater(theta)``: of H1 "mean > theta".
+    A difference without spread decides by its value; fewer than two values decide nothing.
+    """
+
+    name = "mean"
+
+    def __init__(self, diff):
+        self.values = _finite(diff)
+        self.n = self.values.size
+        self.estimate = float(self.values.mean()) if self.n else float("nan")
+        self.sd = float(self.values.std(ddof=1)) if self.n > 1 else float("nan")
+
+    def interval(self, level: float = LEVEL):
+        if self.n < 2:
+            return float("-inf"), float("inf")
+        half = t_quantile(level, self.n - 1) * self.sd / math.sqrt(self.n)
+        return self.estimate - half, self.estimate + half
+
+    def _p(self, theta, alternative):
+        from scipy.stats import ttest_1samp
+
+        if self.n < 2:
+            return 1.0
+        if self.sd == 0:
+            below = self.estimate < theta if alternative == "less" else self.estimate > theta
+            return 0.0 if below else 1.0
+        return float(ttest_1samp(self.values, theta, alternative=alternative).pvalue)
+
+    def p_less(self, theta=0.0):
+        return self._p(theta, "less")
+
+    def p_greater(self, theta=0.0):
+        return self._p(theta, "greater")
+
+
+def signed_rank_cdf(n: int) -> np.ndarray:
+    """Exact null distribution of the Wilcoxon signed-rank statistic T+ of n differences:
+    ``cdf[t] = P(T+ <= t)``, t = 0 .. n(n+1)/2 (each rank enters with probability 1/2)."""
+    return _signed_rank_cdf(int(n)).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    pmf = np.zeros(n * (n + 1) // 2 + 1)
+    pmf[0] = 1.0
+    for rank in range(1, n + 1):
+        shifted = np.zeros_like(pmf)
+        shifted[rank:] = pmf[:-rank]
+        pmf = 0.5 * (pmf + shifted)
+    return np.minimum(np.cumsum(pmf), 1.0)
+
+
+class SignedRank:
+    """The pseudo-median of a paired difference, which a few extreme seeds do not move: the
+    Hodges-Lehmann estimate (median of the Walsh averages (d_i + d_j)/2, i <= j), its exact
+    signed-rank interval, and exact one-sided Wilcoxon signed-rank tests of H1 "location < theta"
+    and "location > theta".  T+ of d - theta is the number of Walsh averages above theta (ties at
+    theta count one half), so a decision and the interval's edge always agree."""
+
+    name = "pseudo-median"
+
+    def __init__(self, diff):
+        v = _finite(diff)
+        self.n = v.size
+        i, j = np.triu_indices(self.n)
+        self.walsh = np.sort((v[i] + v[j]) / 2.0)
+        self.estimate = float(np.median(self.walsh)) if self.n else float("nan")
+        self.cdf = _signed_rank_cdf(self.n) if self.n else np.ones(1)
+
+    def _t_plus(self, theta):
+        above = self.walsh.size - np.searchsorted(self.walsh, theta, side="right")
+        ties = np.searchsorted(self.walsh, theta, side="right") - np.searchsorted(self.walsh, theta, side="left")
+        return above + 0.5 * ties
+
+    def p_less(self, theta=0.0):
+        if self.n == 0:
+            return 1.0
+        return float(self.cdf[math.floor(self._t_plus(theta))])
+
+    def p_greater(self, theta=0.0):
+        if self.n == 0:
+            return 1.0
+        total = self.walsh.size
+        return float(self.cdf[total - math.ceil(self._t_plus(theta))])
+
+    def interval(self, level: float = LEVEL):
+        k = int(np.searchsorted(self.cdf, (1 - level) / 2, side="right"))   # T+ <= k - 1 rejects
+        if k == 0:
+            return float("-inf"), float("inf")
+        return float(self.walsh[k - 1]), float(self.walsh[self.walsh.size - k])
+
+
+class Bootstrap:
+    """A statistic with ``samples`` of its bootstrap distribution: percentile interval and
+    bootstrap one-sided p-values (1 + #samples on the other side of theta) / (B + 1)."""
+
+    name = "bootstrap"
+
+    def __init__(self, estimate, samples):
+        self.estimate = float(estimate)
+        self.samples = _finite(samples)
+        self.n = self.samples.size
+
+    def interval(self, level: float = LEVEL):
+        if self.n == 0:
+            return float("-inf"), float("inf")
+        lo, hi = np.quantile(self.samples, [(1 - level) / 2, (1 + level) / 2])
+        return float(lo), float(hi)
+
+    def p_less(self, theta=0.0):
+        return float((1 + np.sum(self.samples >= theta)) / (self.n + 1))
+
+    def p_greater(self, theta=0.0):
+        return float((1 + np.sum(self.samples <= theta)) / (self.n + 1))
+
+
+LOCATIONS = {"mean": MeanT, "signed-rank": SignedRank}
+
+
+def location(diff, method: str = "mean"):
+    """The location estimate of a paired difference used by a claim: ``mean`` (Student t) or
+    ``signed-rank`` (Hodges-Lehmann pseudo-median, for heavy-tailed regrets)."""
+    if method not in LOCATIONS:
+        raise ValueError(f"unknown location method {method!r}; known: {', '.join(LOCATIONS)}")
+    return LOCATIONS[method](diff)
+
+
+# --------------------------------------------------------------------------------------------
+# decisions: (p_confirm, p_contradict) of a relation, and Holm's step-down correction
+# --------------------------------------------------------------------------------------------
+def below(loc, limit=0.0):
+    """The location is below ``limit`` (one-sided test): (p for it, p against it)."""
+    return loc.p_less(limit), loc.p_greater(limit)
+
+
+def above(loc, limit=0.0):
+    """The location is above ``limit``: (p for it, p against it)."""
+    return loc.p_greater(limit), loc.p_less(limit)
+
+
+def tost(loc, low, high):
+    """Equivalence of the location to the band [low, high] by two one-sided tests (TOST):
+    (p of equivalence = the larger one-sided p, p of lying outside = the smaller of the two
+    opposite one-sided p-values).  At level ALPHA the band contains the whole LEVEL interval
+    exactly when p of equivalence <= ALPHA; an interval across an edge decides neither way."""
+    p_eq = max(loc.p_greater(low), loc.p_less(high))
+    p_out = min(loc.p_less(low), loc.p_greater(high))
+    return p_eq, p_out
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control), in the input order:
+    the i-th smallest p is multiplied by (m - i + 1), made non-decreasing, capped at 1."""
+    p = np.asarray(pvalues, dtype=float)
+    p = np.where(np.isfinite(p), p, 1.0)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# ratios, slopes and heavy tails
+# --------------------------------------------------------------------------------------------
+def ratio_interval(num, den, level: float = LEVEL):
+    """(ratio, lo, hi, n): mean(num) / mean(den) of paired series and its Fieller interval, the
+    set of R for which the paired t-test of num - R den does not reject (two-sided ``level``);
+    (-inf, inf) when mean(den) is not clearly away from 0."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    ok = np.isfinite(num) & np.isfinite(den)
+    num, den = num[ok], den[ok]
+    n = num.size
+    ratio = float(num.mean() / den.mean()) if n and den.mean() != 0 else float("nan")
     if n < 2:
-        return mean, float("-inf"), float("inf"), n
-    half = t_quantile(level, n - 1) * float(diff.std(ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half, n
+        return ratio, float("-inf"), float("inf"), n
+    q = t_quantile(level, n - 1) ** 2 / n
+    cov = np.cov(num, den, ddof=1)
+    a = den.mean() ** 2 - q * cov[1, 1]
+    b = num.mean() * den.mean() - q * cov[0, 1]
+    c = num.mean() ** 2 - q * cov[0, 0]
+    disc = b * b - a * c
+    if a <= 0 or disc < 0:
+        return ratio, float("-inf"), float("inf"), n
+    root = math.sqrt(disc)
+    return ratio, float((b - root) / a), float((b + root) / a), n
+
+
+def loglog_slope(xs, per_seed, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
+    """Least-squares slope of log(mean over seeds) on log x, with a bootstrap over seeds.
+
+    ``per_seed``: array (seeds, len(xs)) of positive values, one row per seed (the same seeds at
+    every x); the estimate uses the means over all rows, each bootstrap sample the means over
+    rows drawn with replacement (``numpy`` generator seeded with ``seed``).
+    """
+    lx = np.log(np.asarray(xs, dtype=float))
+    Y = np.asarray(per_seed, dtype=float)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, Y.shape[0], size=(n_boot, Y.shape[0]))
+    means = np.concatenate([Y.mean(axis=0)[None], Y[draws].mean(axis=1)])
+    ly = np.log(np.where(means > 0, means, np.nan))
+    cx = lx - lx.mean()
+    slopes = (ly - ly.mean(axis=1, keepdims=True)) @ cx / (cx @ cx)
+    return Bootstrap(slopes[0], slopes[1:])
+
+
+def collapse_rate(values, threshold):
+    """(count, n) of the finite values above ``threshold`` (runs that collapsed)."""
+    v = _finite(values)
+    return int(np.sum(v > threshold)), int(v.size)
 
 
 # --------------------------------------------------------------------------------------------
 # fits
 # --------------------------------------------------------------------------------------------
-def loglog_slope(xs, ys, level: float = 0.95):
-    """(slope, lo, hi): least-squares slope of log y on log x and its t-interval."""
-    from scipy.stats import linregress
-
-    res = linregress(np.log(xs), np.log(ys))
-    half = t_quantile(level, max(1, len(xs) - 2)) * res.stderr
-    return res.slope, res.slope - half, res.slope + half
-
-
 def fit_through_origin(x, y, r2_if_flat: float = float("nan")):
     """Least-squares slope c of y = c x (no intercept) over the finite pairs, and its
     R^2 = 1 - SS_res / SS_tot (centred); ``r2_if_flat`` where y does not vary (SS_tot = 0)."""

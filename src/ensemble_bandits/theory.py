@@ -26,6 +26,7 @@ from scipy import stats
 
 from .distributions import SPARSITY, VECTOR_FAMILIES, check_name, reference, vector_kind
 from .rng import BlockStream
+from .stats import ALPHA
 
 # Events {<zeta, v> >= 1} sit on atoms for the discrete families (e.g. Cube at v = e_1);
 # both the exact and the Monte-Carlo probabilities count values >= 1 - TAIL_TOL.
@@ -174,8 +175,8 @@ def doubling_epochs(T0: int, b: float, T: int) -> list[dict]:
 def epp_anticoncentration(name: str, M: int) -> float:
     """The paper's lower bound p(P_zeta) on P(<zeta, v> >= 1) over unit v (Tables 1, 4, 5).
 
-    Gaussian 1/(4 sqrt(e pi)) = 0.0855496 (the paper prints "0.0856", a double rounding
-    via 0.08555; strictly, 0.0855); Sphere 1/2 - e^{1/12}/sqrt(2 pi) = 0.066388 (the
+    Gaussian 1/(4 sqrt(e pi)) = 0.0855496 (the paper's "≈ 0.0856" is an approximation within
+    5.1e-5 of it, not an error); Sphere 1/2 - e^{1/12}/sqrt(2 pi) = 0.066388 (the
     paper prints "0.0668" in Thm E.2 and Table 5: a typo); Cube 7/32; Coordinate 1/(2M);
     Sparse: not characterised (nan).
 
@@ -277,11 +278,15 @@ def reference_samples(name: str, M: int, n: int, seed: int = 0, batch: int = 100
 
 
 def isotropy_error(Z: np.ndarray) -> dict:
-    """Deviation of the empirical second moment (1/n) sum zeta zeta^T from I_M.
+    """Deviation of the empirical second moment S = (1/n) sum zeta zeta^T from I_M.
 
-    Returns max_abs_error = max_ij |S_ij - I_ij| and max_z = max_ij |S_ij - I_ij| / se_ij, where
-    se_ij is the standard error of entry ij; entries with zero sample variance are
-    deterministic and count as z = 0 if exact, inf otherwise.
+    Returns max_abs_error = max_ij |S_ij - I_ij|; max_z = max_ij |S_ij - I_ij| / se_ij, where se_ij
+    is the standard error of entry ij (entries with zero sample variance are deterministic and
+    count as z = 0 if exact, inf otherwise); and confidence bounds on the deviation of the worst
+    entry: ``upper`` = max_ij (|S_ij - I_ij| + z se_ij) with z the two-sided 95 % normal quantile
+    (every entry's interval lies within +-upper), ``lower`` = max_ij (|S_ij - I_ij| - z' se_ij) with z'
+    Bonferroni-corrected over the M(M+1)/2 distinct entries (some entry deviates by more than
+    ``lower``, at family-wise level 2.5 % on that side).
     """
     n, M = Z.shape
     S = Z.T @ Z / n
@@ -291,7 +296,10 @@ def isotropy_error(Z: np.ndarray) -> dict:
     dev = np.abs(S - np.eye(M))
     exact = dev <= 1e-12
     z = np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(exact, 0.0, np.inf))
-    return {"max_abs_error": float(dev.max()), "max_z": float(z.max())}
+    z95 = stats.norm.isf(ALPHA)
+    z_family = stats.norm.isf(ALPHA / (M * (M + 1) / 2))
+    return {"max_abs_error": float(dev.max()), "max_z": float(z.max()),
+            "upper": float((dev + z95 * se).max()), "lower": float(np.maximum(dev - z_family * se, 0.0).max())}
 
 
 def tail_probabilities(Z: np.ndarray, vs) -> tuple[np.ndarray, np.ndarray]:

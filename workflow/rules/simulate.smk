@@ -1,5 +1,44 @@
 # One job = (cell, block of seeds).  The cell spec and the library's algorithm version are
 # parameters, so Snakemake reruns a job when either changes (rerun trigger "params").
+#
+# Timing jobs (cells with `timing: unbatched`, e.g. the phe-runtime curves "..., one run at a time")
+# measure wall time, so they run alone and repeat:
+# * locally, such a job takes every core Snakemake was given (threads = --cores), so Snakemake starts
+#   no other job beside it (the simulation itself stays single-threaded: *_NUM_THREADS=1 below);
+# * on SLURM (workflow/profiles/slurm) every job is its own allocation of cpus_per_task = 1 and the
+#   threads do not change it: a timing job asks for a whole node instead (resource slurm_extra:
+#   --exclusive), so no other job shares its node.  Nodes may differ: to compare timing cells with
+#   each other, pin them to one kind of node (--set-resources simulate:constraint=NAME), or build
+#   the timing figure (phe-runtime) on one machine;
+# * every seed runs runner.TIMING_REPEATS (5) times, each a full run, whose numbers must be
+#   identical; the run file records the median as `seconds` and the spread (seconds_min,
+#   seconds_max, seconds_repeats).  The repeats are part of the `algorithms` parameter of timing
+#   jobs only, so changing them reruns those jobs and no other.
+
+
+def timing_job(w):
+    """Whether a simulate job times its runs (its cell has ``timing: unbatched``)."""
+    return cell(w.scale, w.key).get("timing") == "unbatched"
+
+
+def simulate_threads(w):
+    """1; for a timing job every core of a local run (--cores), so that it runs alone.  Without a
+    local core count (a cluster executor given no --cores: each job is its own allocation) 1."""
+    if not timing_job(w):
+        return 1
+    try:
+        return int(workflow.cores)
+    except (WorkflowError, TypeError, ValueError):
+        return 1
+
+
+def algorithms_stamp(w):
+    """The library's algorithm version; for a timing job also its timed runs per seed."""
+    if not timing_job(w):
+        return ALGORITHMS_VERSION
+    from ensemble_bandits.runner import timing_repeats
+
+    return f"{ALGORITHMS_VERSION}; timing: median of {timing_repeats(cell(w.scale, w.key))} runs per seed, run alone"
 
 
 rule simulate:
@@ -9,16 +48,17 @@ rule simulate:
         paths.simulate_log("{scale}", "{key}", "{start}", "{end}"),
     conda:
         "../envs/pipeline.yaml"
-    threads: 1
+    threads: simulate_threads
     resources:
         runtime=cost_minutes,
         mem_mb=2000,
         cpus_per_task=1,
         gpu=lambda w: validation.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
+        slurm_extra=lambda w: "--exclusive" if timing_job(w) else None,
     params:
         logged=LOGGED,
         cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
-        algorithms=ALGORITHMS_VERSION,
+        algorithms=algorithms_stamp,
     shell:
         "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "

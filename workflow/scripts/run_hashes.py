@@ -1,5 +1,5 @@
 """Hash every run file under results/<scale>/runs: one line per file, 'key/seeds-a-b.npz sha1',
-over every column but the wall time ('seconds'), so that two builds can be compared bit for bit:
+over every column but the wall times (`seconds`, `seconds_min`, ...), so that two builds can be compared bit for bit:
 
     python workflow/scripts/run_hashes.py results/smoke/runs > before.txt
     ... change the code, rebuild ...
@@ -16,7 +16,7 @@ def digest(path: Path) -> str:
     h = hashlib.sha1()
     with np.load(path) as data:
         for name in sorted(data.files):
-            if name == "seconds":
+            if name.startswith("seconds"):
                 continue
             col = np.ascontiguousarray(data[name])
             h.update(f"{name}:{col.dtype.str}:{col.shape}".encode())

@@ -16,4 +16,13 @@ AGENTS = Catalog("agent", {
     "glinphe": "ensemble_bandits.agents.linear:GeneralisedLinPHE",
     "ensemble_sampling": "ensemble_bandits.agents.linear:EnsembleSampling",
     "ensemble_pp": "ensemble_bandits.agents.linear:EnsemblePlusPlus",
+    "logphe": "ensemble_bandits.agents.glm:LogPHE",
+    "logts": "ensemble_bandits.agents.glm:LogTS",
+    "glm_ucb": "ensemble_bandits.agents.glm:GLMUCB",
+    "ucb_glm": "ensemble_bandits.agents.glm:UCBGLM",
+    "log_egreedy": "ensemble_bandits.agents.glm:LogisticEpsilonGreedy",
+    "glm_tsl": "ensemble_bandits.agents.glm:GLMTSL",
+    "glm_fpl": "ensemble_bandits.agents.glm:GLMFPL",
+    "glm_es": "ensemble_bandits.agents.glm_es:GLMES",
+    "glm_es_anytime": "ensemble_bandits.agents.glm_es:GLMESAnytime",
 })

@@ -327,7 +327,7 @@ class GeneralisedLinPHE(ArmStats):
     distribution_params = {"perturbation": "scalar", "init": "init"}
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, perturbation: str = "gaussian", scale: float = 0.5,
-                 binomial_n: int = 1, init: str = "none", init_scale: float | None = None, basis_init: bool = False):
+                 binomial_n: int | None = None, init: str = "none", init_scale: float | None = None, basis_init: bool = False):
         super().__init__(setting, seeds, horizon, basis_init=basis_init)
         self.ridge = Ridge(self.B, self.d, lam)
         self.pert = dist.ScalarPerturbation(perturbation, scale, binomial_n)
@@ -371,7 +371,7 @@ class EnsembleSampling(LinearAgent):
         return int(horizon) if m in ("T", "horizon") else int(m)
 
     def __init__(self, setting, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
-                 scale: float = 0.5, binomial_n: int = 1, init: str = "gaussian", init_scale: float | None = None,
+                 scale: float = 0.5, binomial_n: int | None = None, init: str = "gaussian", init_scale: float | None = None,
                  selection: str = "uniform", diagnostics: bool = False, beta: float | None = None):
         super().__init__(setting, seeds, horizon)
         self.m = self.T if m in ("T", "horizon") else int(m)

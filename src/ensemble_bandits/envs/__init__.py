@@ -12,4 +12,6 @@ ENVIRONMENTS = Catalog("environment", {
     "sphere_gaussian": "ensemble_bandits.envs.linear:SphereGaussian",
     "sphere_contexts": "ensemble_bandits.envs.linear:SphereContexts",
     "compact_sphere": "ensemble_bandits.envs.linear:CompactSphere",
+    "phe_logistic": "ensemble_bandits.envs.glm:PheLogistic",
+    "sphere_logistic": "ensemble_bandits.envs.glm:SphereLogistic",
 })

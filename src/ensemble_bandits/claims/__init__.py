@@ -1,0 +1,32 @@
+"""Claim checks: small predicates over a figure's table, registered by name, and the evaluation
+of a registry entry's claims.
+
+Each check returns ``(status, numbers)``, status one of ``reproduced``, ``not reproduced`` or
+``inconclusive``, with the numbers behind it (a ``Verdict``, which also carries the check's
+comparisons).  *Reproduced* needs positive evidence: every comparison decided for the claim by a
+one-sided test at ``stats.ALPHA`` (one edge of the 95 % interval shown), "similar" by an
+equivalence test against a margin fixed in advance in the registry; *not reproduced* needs a
+comparison decided against it after Holm's correction over the claim's comparisons.
+
+- ``core``: statuses, the registry of checks, selection of rows and curves, the decision;
+- ``paired``: curve-against-curve checks across seeds (outperforms, similar, not worse, ...);
+- ``trends``: slopes, fractions over time, coupling, timing ratios, linear fits;
+- ``closed_form``: checks of closed-form and static tables;
+- ``evaluate``: a registry entry's claims (premise, seed blocks, reported numbers), name checks.
+"""
+from ..stats import paired_ci
+from .closed_form import column_is, decreasing, insensitive, interval_below, near_minimum, value_close
+from .core import CHECKS, FAILED, INCONCLUSIVE, REPORTED, REPRODUCED, ClaimError, Comparison, Verdict, check
+from .core import combine, decide, isin
+from .evaluate import CLAIM_LEVEL, claim_source, evaluate, validate_names
+from .paired import analogous, group_outperforms, not_worse, outperforms, same_distribution, similar
+from .paired import versus_levels, within_factor, worse_by
+from .trends import coupled_identical, fraction_at_least, linear_fit, ratio_below, slope_at_most
+
+__all__ = [
+    "CHECKS", "CLAIM_LEVEL", "FAILED", "INCONCLUSIVE", "REPORTED", "REPRODUCED", "ClaimError", "Comparison", "Verdict",
+    "analogous", "check", "claim_source", "column_is", "combine", "coupled_identical", "decide", "decreasing",
+    "evaluate", "fraction_at_least", "group_outperforms", "insensitive", "interval_below", "isin", "linear_fit",
+    "near_minimum", "not_worse", "outperforms", "paired_ci", "ratio_below", "same_distribution", "similar",
+    "slope_at_most", "validate_names", "value_close", "versus_levels", "within_factor", "worse_by",
+]

@@ -1,0 +1,112 @@
+"""Checks of how one curve behaves: log-log slopes (seed-bootstrap interval), a fraction that
+must stay above a level at every checkpoint, pathwise coupling, timing ratios and the linear fit
+of a derived table."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import stats
+from ..stats import final_rows, fit_through_origin
+from .core import (FAILED, INCONCLUSIVE, REPRODUCED, ClaimError, Comparison, Verdict, check, combine, curves_exist,
+                   exact, fmt, panels_of, select, verdict)
+
+
+def _per_seed(sub, x):
+    """Seeds x grid values of regret (seeds with every grid value; grid values with positive mean)."""
+    wide = sub.pivot_table(index="seed", columns=x, values="regret").dropna()
+    return wide.loc[:, wide.mean() > 0]
+
+
+@check(curves=("curves",))
+def slope_at_most(table, x, max_slope, curves=None, panels=None, use_t=False, t_min=100):
+    """Least-squares log-log slope of mean final regret against the grid column ``x`` (or of mean
+    regret against the round t >= t_min, with ``use_t``) is at most ``max_slope``: the upper edge
+    of its seed-bootstrap interval below it (upper bounds of the theory)."""
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        sub = select(table if use_t else final_rows(table), p)
+        for c in (curves or list(dict.fromkeys(sub["curve"]))):
+            rows = sub[sub["curve"] == c]
+            wide = _per_seed(rows[rows["t"] >= t_min] if use_t else rows, "t" if use_t else x)
+            boot = stats.loglog_slope(wide.columns.astype(float), wide.to_numpy())
+            lo, hi = boot.interval()
+            comparisons.append(Comparison(f"[{p}] {c}", *stats.below(boot, max_slope)))
+            texts.append(f"[{p}] {c}: slope {fmt(boot.estimate)} [{fmt(lo)}, {fmt(hi)}] (bootstrap over "
+                         f"{len(wide)} seeds, {wide.shape[1]} {'checkpoints' if use_t else 'grid points'}) "
+                         f"vs at most {max_slope}")
+    return verdict(comparisons, texts)
+
+
+@check(curves=("curves",))
+def fraction_at_least(table, column, threshold, curves, panels=None, t_min=1):
+    """The mean of ``column`` over seeds is at least ``threshold`` at every checkpoint t >= t_min:
+    at each one the lower edge of its t-interval above the threshold."""
+    curves_exist(table, curves)
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        for c in curves:
+            s = select(table, p, c)
+            lows = []
+            for t, g in s[s["t"] >= t_min].groupby("t"):
+                loc = stats.MeanT(g[column])
+                comparisons.append(Comparison(f"[{p}] {c} at t = {t}", *stats.above(loc, threshold)))
+                lows.append((loc.interval()[0], loc.estimate, t, loc.n))
+            lo, mean, t, n = min(lows)
+            texts.append(f"[{p}] {c}: {len(lows)} checkpoints, lowest lower edge {fmt(lo)} (mean {fmt(mean)}, "
+                         f"t = {t}, n = {n}) vs threshold {fmt(threshold)}")
+    return verdict(comparisons, texts)
+
+
+@check(curves=("curve",))
+def coupled_identical(table, curve):
+    """Pathwise coupling: every seed's action sequences coincide (or first differ at a near-tie)."""
+    curves_exist(table, [curve])
+    sub = table[table["curve"] == curve]
+    T = int(sub["t"].max())
+    bad = sub[(sub["first_mismatch"] <= T) & (~sub["near_tie"].astype(bool))]
+    ties = int(((sub["first_mismatch"] <= T) & sub["near_tie"].astype(bool)).sum())
+    return exact(bad.empty, f"{len(sub)} coupled runs of T={T}: {len(sub) - len(bad) - ties} identical, "
+                            f"{ties} diverged at a near-tie (<1e-9), {len(bad)} diverged otherwise")
+
+
+def _mean(table, panel, curve, column):
+    """Mean of ``column`` over a curve's final rows (or all its rows for derived tables without t)."""
+    sub = select(final_rows(table), panel, curve)
+    if sub.empty:
+        raise ClaimError(f"no rows for curve {curve!r} in panel {panel!r}")
+    return float(sub[column].mean())
+
+
+@check(curves=("numerator", "denominator"))
+def ratio_below(table, numerator, denominator, threshold, column="seconds", panels=None):
+    """mean(column | numerator) / mean(column | denominator) < threshold (point estimates of a
+    derived timing table)."""
+    curves_exist(table, [numerator, denominator])
+    statuses, texts = [], []
+    for p in panels_of(table, panels):
+        num, den = _mean(table, p, numerator, column), _mean(table, p, denominator, column)
+        statuses.append(REPRODUCED if num / den < threshold else FAILED)
+        texts.append(f"[{p}] {numerator} / {denominator} = {fmt(num)} / {fmt(den)} = {fmt(num / den)} "
+                     f"(threshold {threshold})")
+    return Verdict(combine(statuses), "; ".join(texts))
+
+
+@check()
+def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_max=0.5):
+    """M_min ~ c x through the origin with R^2 >= r2_min, and the spread across ``group`` at equal x
+    small next to the change across x (mean within-x range / range of x-means <= rel_spread_max)."""
+    df = table.dropna(subset=[y])
+    if len(df) < 3:
+        return Verdict(INCONCLUSIVE, f"only {len(df)} finite {y} values (others not reached within the grid)")
+    # a y without spread counts as fitted (R^2 = 1), as it always has here
+    c, r2 = fit_through_origin(df[x], df[y], r2_if_flat=1.0)
+    per_x = df.groupby(x)[y]
+    within = float((per_x.max() - per_x.min()).mean())
+    across = float(per_x.mean().max() - per_x.mean().min())
+    rel = within / across if across > 0 else float("inf")
+    missing = int(pd.isna(table[y]).sum())
+    return exact(bool(r2 >= r2_min and rel <= rel_spread_max),
+                 f"slope {fmt(c)}, R^2 {fmt(r2)} (min {r2_min}); within-{x} spread across {group} "
+                 f"{fmt(within)} vs across-{x} range {fmt(across)} (ratio {fmt(rel)}, max {rel_spread_max})"
+                 + (f"; {missing} setting(s) never matched TS within the grid" if missing else ""))
+

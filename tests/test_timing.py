@@ -1,0 +1,103 @@
+"""Timing runs (cells with ``timing: unbatched``, e.g. phe-runtime): each seed alone, repeated, the
+median and spread recorded; the numbers of every repeat identical, and identical to a batched run
+(only the wall-time columns, all named ``seconds*``, depend on how a cell is run)."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ensemble_bandits import runner
+from ensemble_bandits.aggregate import timing_table
+
+CELL = {"env": {"name": "phe_linear", "d": 3, "n_arms": 8}, "agent": {"name": "linphe", "a": 0.5}, "horizon": 60}
+TIMED = dict(CELL, timing="unbatched")
+
+
+def _numbers(cols):
+    return {k: v for k, v in cols.items() if not k.startswith("seconds")}
+
+
+def test_timed_cell_repeats_and_records_median_and_spread():
+    cols = runner.simulate_columns(TIMED, [4, 1, 7], repeats=3)
+    batched = runner.simulate_columns(CELL, [4, 1, 7])
+    assert _numbers(cols).keys() == _numbers(batched).keys()
+    for k, v in _numbers(batched).items():
+        assert np.array_equal(cols[k], v), k
+    assert set(cols) - set(batched) == {"seconds_min", "seconds_max", "seconds_repeats"}
+    assert np.all(cols["seconds_repeats"] == 3)
+    assert np.all((cols["seconds_min"] <= cols["seconds"]) & (cols["seconds"] <= cols["seconds_max"]))
+    assert np.all(cols["seconds_min"] > 0)
+    for c in ("seconds", "seconds_min", "seconds_max"):      # one value per seed
+        assert pd.DataFrame({"seed": cols["seed"], c: cols[c]}).groupby("seed")[c].nunique().eq(1).all()
+
+
+def test_default_repeats():
+    assert runner.timing_repeats(TIMED) == runner.TIMING_REPEATS == 5
+    assert runner.timing_repeats(CELL) == 1
+    assert runner.timing_repeats(dict(TIMED, timing_repeats=2)) == 2
+    cols = runner.simulate_columns(TIMED, [0])
+    assert np.all(cols["seconds_repeats"] == runner.TIMING_REPEATS)
+    # a cell that does not ask for timing, run one seed at a time, is run once per seed
+    assert np.all(runner.simulate_columns(CELL, [0], unbatched=True)["seconds_repeats"] == 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "5"])
+def test_bad_repeats(bad):
+    with pytest.raises(ValueError, match="timing_repeats must be an integer >= 1"):
+        runner.timing_repeats(dict(TIMED, timing_repeats=bad))
+
+
+def test_median_min_max_of_the_timed_runs(monkeypatch):
+    """Known durations per (pass, seed): the columns are their median, min and max per seed."""
+    durations = {0: [5.0, 1.0, 3.0, 2.0, 4.0], 1: [0.5, 0.7, 9.0, 0.6, 0.4]}   # seed -> one per pass
+    order = [(r, s) for r in range(5) for s in (0, 1)]                        # passes over all seeds
+    clock = itertools.count()
+
+    def fake_perf_counter():
+        i = next(clock)
+        if i % 2 == 0:
+            return 0.0
+        r, s = order[i // 2]
+        return durations[s][r]
+
+    monkeypatch.setattr(runner.time, "perf_counter", fake_perf_counter)
+    cols = runner.simulate_columns(TIMED, [0, 1])
+    per_seed = pd.DataFrame(cols).groupby("seed").first()
+    assert per_seed.loc[0, "seconds"] == 3.0 and per_seed.loc[1, "seconds"] == 0.6
+    assert per_seed.loc[0, "seconds_min"] == 1.0 and per_seed.loc[0, "seconds_max"] == 5.0
+    assert per_seed.loc[1, "seconds_min"] == 0.4 and per_seed.loc[1, "seconds_max"] == 9.0
+
+
+def test_a_repeat_with_other_numbers_is_an_error(monkeypatch):
+    real = runner._run_batch
+    calls = itertools.count()
+
+    def drifting(cell, seeds, cps, progress=None):
+        res = real(cell, seeds, cps)
+        if next(calls) == 3:                 # warm-up, pass 1 (seed 0), pass 2 (seed 0) ... changed
+            res["regret"] = res["regret"] + 1e-12
+        return res
+
+    monkeypatch.setattr(runner, "_run_batch", drifting)
+    with pytest.raises(RuntimeError, match="timing repeat 3 of seed 0 gave other numbers"):
+        runner.simulate_columns(TIMED, [0], repeats=4)
+
+
+def test_timing_table_median_quartiles_and_repeat_spread():
+    rows = []
+    for s, sec in enumerate([1.0, 2.0, 3.0, 4.0, 100.0]):       # one slow outlier seed
+        rows.append({"panel": "p", "curve": "timed", "seed": s, "t": 10, "regret": 1.0, "seconds": sec,
+                     "seconds_min": 0.9 * sec, "seconds_max": 1.2 * sec, "seconds_repeats": 5})
+        rows.append({"panel": "p", "curve": "batched", "seed": s, "t": 10, "regret": 1.0, "seconds": 0.5})
+    out = timing_table(pd.DataFrame(rows)).set_index("curve")
+    assert out.loc["timed", "seconds_median"] == 3.0
+    assert out.loc["timed", "seconds_q1"] == 2.0 and out.loc["timed", "seconds_q3"] == 4.0
+    assert out.loc["timed", "seconds_per_run"] == pytest.approx(22.0)       # the mean feels the outlier
+    assert out.loc["timed", "repeats"] == 5 and out.loc["batched", "repeats"] == 1
+    assert out.loc["timed", "repeat_spread"] == pytest.approx(0.3)
+    assert np.isnan(out.loc["batched", "repeat_spread"])
+    assert out.loc["timed", "us_per_round"] == pytest.approx(3e5)
+    # a table without any timing cell (older run files) still works
+    plain = timing_table(pd.DataFrame([r for r in rows if r["curve"] == "batched"]))
+    assert plain["repeats"].tolist() == [1] and plain["seconds_median"].tolist() == [0.5]
