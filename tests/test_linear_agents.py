@@ -465,7 +465,7 @@ def test_unknown_names_list_known_ones():
     from ensemble_bandits.envs import ENVIRONMENTS
 
     known = ", ".join(sorted(ENVIRONMENTS))
-    assert known.startswith("compact_sphere, phe_linear, ") and "sphere_contexts, sphere_gaussian" in known
+    assert "phe_linear, " in known and "sphere_contexts, sphere_gaussian" in known
     with pytest.raises(ValueError, match=f"unknown environment 'nope'; known environments: {known}$"):
         runner.make_env({"name": "nope"}, [0])
     env = runner.make_env({"name": "russo_finite", "d": 3, "n_arms": 5}, [0])

@@ -14,4 +14,9 @@ ENVIRONMENTS = Catalog("environment", {
     "compact_sphere": "ensemble_bandits.envs.linear:CompactSphere",
     "phe_logistic": "ensemble_bandits.envs.glm:PheLogistic",
     "sphere_logistic": "ensemble_bandits.envs.glm:SphereLogistic",
+    "epp_quadratic": "ensemble_bandits.envs.epp_nonlinear:QuadraticBandit",
+    "epp_vector_quadratic": "ensemble_bandits.envs.epp_nonlinear:VectorQuadraticBandit",
+    "epp_neural": "ensemble_bandits.envs.epp_nonlinear:NeuralBandit",
+    "glmes_distance": "ensemble_bandits.envs.glmes_nonlinear:DistanceBandit",
+    "glmes_quadratic": "ensemble_bandits.envs.glmes_nonlinear:QuadraticBandit",
 })

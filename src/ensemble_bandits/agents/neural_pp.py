@@ -1,0 +1,620 @@
+"""Neural Ensemble++ and its baselines (epp spec §2.5, §2.7-2.10): Ensemble++, Ensemble+, EpiNet,
+Greedy and LMC-TS, for a finite arm set or per-round contexts, batched over B seeds.
+
+Every network is a set of weight tensors with a leading seed axis (B, ...); the M ensemble members
+are a further axis (or, for Ensemble++, the columns of a linear head), so a round runs batched
+matmuls only: no Python loop over seeds or members.  Each network is written as one function
+``predict(x, xi)``: inputs x (B, n, d) and index vectors xi (B, n, k, M) -> outputs (B, n, C, k), used
+both to act (k = 1, the round's index) and to train (k = the update index set).
+
+Randomness: all of it (initial weights, index and perturbation vectors, minibatch indices, Langevin
+noise) is drawn in numpy from the seed's named streams (:class:`ensemble_bandits.rng.Streams`,
+namespace "agent/<name>") and converted with :func:`.torch_common.from_stream`, each stream consumed
+by a fixed amount per round, so a seed's result does not depend on its batch or job (bit for bit on
+CPU).
+
+Common options: ``dtype`` "float32" (default) or "float64"; ``device`` "cpu" (default) or "cuda";
+``loss`` "mse" (regression rewards, C = 1 output) or "ce" (the neural classification bandit: C = 2
+logits, cross-entropy, class 1 = reward 1, ambiguity A17); ``rank_by`` "prob" (default, A17: rank
+actions by softmax P(class 1), i.e. by l1 - l0) or "logit" (the authors' code: the raw class-1
+logit).  Optimiser (A10, A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
+replacement from a FIFO buffer of ``buffer_size`` 10,000, coupled L2 weight decay
+``weight_decay``/len(buffer) recomputed every step, ``G`` gradient steps every ``update_freq``
+rounds from round ``update_start`` = 128 on.  Defaults follow the paper where it speaks (G = 1,
+A8) and the authors' code elsewhere (prior_scale = posterior_scale = 0.1 unless the registry sets the
+per-game values of spec §2.5, A9).
+
+This module imports torch only inside functions and methods: the workflow reads the class
+attributes (``ensemble_size``, ``uses_accelerator``, ...) while it builds the job graph without torch.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import distributions as dist
+from ..catalog import hyper
+from ..protocol import ACTION_SPACES, Setting
+from ..rng import Streams
+from .torch_common import from_stream, torch_device, torch_dtype
+
+LOSSES = {"mse": 1, "ce": 2}           # loss -> number of outputs C
+NPS = 16                               # index vectors per datum per step of a sampled update family
+
+
+class _Rows:
+    """A stand-in block stream serving pre-drawn rows (for drawing n vectors per seed at once)."""
+
+    def __init__(self, raw):
+        self.raw, self.gens = raw, [None] * raw.shape[0]
+
+    def take(self, n):
+        assert n == self.raw.shape[1]
+        return self.raw
+
+
+def vectors(family: str, stream, M: int, n: int) -> np.ndarray:
+    """n vectors (B, n, M) of the reference ``family`` (distributions.reference) per seed, consuming
+    the stream exactly as n successive single draws would."""
+    k = dist.vector_draws(family, M)
+    raw = stream.take(n * k)
+    B = raw.shape[0]
+    return dist.reference(family, _Rows(raw.reshape(B * n, k)), M).reshape(B, n, M)
+
+
+def enumerated(family: str, M: int) -> np.ndarray | None:
+    """The full update index set of a discrete family (spec §2.5, authors' code), or None for a
+    sampled family (Gaussian, Sphere): Coordinate {+-sqrt(M) e_m} (2M), Cube {+-1}^M (2^M), Sparse all
+    signed s-sparse vectors scaled sqrt(M/s) (C(M, s) 2^s)."""
+    dist.check_name(family, dist.VECTOR_FAMILIES)
+    if family == "coordinate":
+        eye = np.sqrt(M) * np.eye(M)
+        return np.concatenate([eye, -eye])
+    if family == "cube":
+        return np.array(list(itertools.product([-1.0, 1.0], repeat=M)))
+    if family == "sparse":
+        s = min(dist.SPARSITY, M)
+        out = []
+        for idx in itertools.combinations(range(M), s):
+            for signs in itertools.product([-1.0, 1.0], repeat=s):
+                v = np.zeros(M)
+                v[list(idx)] = np.array(signs) * np.sqrt(M / s)
+                out.append(v)
+        return np.array(out)
+    return None
+
+
+def trunk_size(d: int, hidden: int = 64) -> int:
+    """H: parameters of the feature MLP d -> D -> D with biases (10,624 at d = 100, D = 64)."""
+    return d * hidden + hidden + hidden * hidden + hidden
+
+
+class NeuralAgent:
+    """Common machinery: the setting, the streams, the torch dtype/device, the 2-layer ReLU trunk,
+    the FIFO buffer, the minibatch draw, the loss over index sets and the Adam step."""
+
+    name = "neural"
+    uses_accelerator = True
+    distribution_params: dict = {}
+    action_spaces: tuple[str, ...] = ("finite", "contexts")
+    buffer_family: str | None = None          # perturbation family stored with each datum (None: none)
+
+    @classmethod
+    def check_action_space(cls, action_space: str) -> None:
+        if action_space not in cls.action_spaces:
+            plays = " or ".join(ACTION_SPACES.get(a, a) for a in cls.action_spaces)
+            raise ValueError(f"agent {cls.name!r} plays {plays} only, not the action space {action_space!r} "
+                             f"({ACTION_SPACES.get(action_space, 'unknown')})")
+
+    @classmethod
+    def ensemble_size(cls, spec: dict, horizon: int) -> int:
+        return 1
+
+    @classmethod
+    def outputs(cls, spec: dict) -> int:
+        loss = hyper(cls, spec, "loss")
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
+        return LOSSES[loss]
+
+    def __init__(self, setting: Setting, seeds, horizon: int, *, hidden: int = 64, loss: str = "mse",
+                 lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
+                 update_start: int = 128, update_freq: int = 1, buffer_size: int = 10_000,
+                 noise_scale: float = 0.01, prior_scale: float = 0.1, posterior_scale: float = 0.1,
+                 rank_by: str = "prob", dtype: str = "float32", device: str = "cpu", M: int = 1):
+        import torch
+
+        if not isinstance(setting, Setting):
+            raise TypeError(f"an agent is built from a Setting (env.setting), not a {type(setting).__name__}")
+        self.check_action_space(setting.action_space)
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
+        if rank_by not in ("prob", "logit"):
+            raise ValueError(f"rank_by must be 'prob' or 'logit', got {rank_by!r}")
+        self.torch = torch
+        self.setting = setting
+        self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
+        self.M, self.D, self.C, self.loss = int(M), int(hidden), LOSSES[loss], loss
+        self.lr, self.batch_size, self.wd = float(lr), int(batch_size), float(weight_decay)
+        self.G, self.update_start, self.update_freq = int(G), int(update_start), int(update_freq)
+        self.noise_scale, self.prior_scale, self.post_scale = float(noise_scale), float(prior_scale), float(posterior_scale)
+        self.rank_by = rank_by
+        self.dtype, self.device = torch_dtype(dtype), torch_device(device)
+        self.streams = Streams(seeds, f"agent/{self.name}")
+        self.rows = torch.arange(self.B, device=self.device)
+        self.capacity = int(min(buffer_size, self.T)) if buffer_size else self.T
+        self.n_buf = self.ptr = 0
+        self.X = torch.zeros((self.B, self.capacity, self.d), dtype=self.dtype, device=self.device)
+        self.Y = torch.zeros((self.B, self.capacity), dtype=self.dtype, device=self.device)
+        zdim = self.M if self.buffer_family else 0
+        self.Z = torch.zeros((self.B, self.capacity, zdim), dtype=self.dtype, device=self.device)
+        self._minibatch = self.streams("minibatch", "uniform")
+        if self.buffer_family:
+            self._z = self.streams("perturbation", dist.vector_kind(self.buffer_family))
+        self.record = None                     # a list to append (what, numpy draw) to, for tests
+        self.steps = 0
+
+    # ---- randomness -------------------------------------------------------------------------
+    def tensor(self, a):
+        return from_stream(a, self.dtype, self.device)
+
+    def _drawn(self, what: str, a: np.ndarray) -> np.ndarray:
+        if self.record is not None:
+            self.record.append((what, np.array(a)))
+        return a
+
+    def normal(self, what: str, *shape: int) -> np.ndarray:
+        return self.streams(f"init/{what}", "normal").shaped(*shape)
+
+    def uniform(self, what: str, *shape: int) -> np.ndarray:
+        return self.streams(f"init/{what}", "uniform").shaped(*shape)
+
+    def linear_default(self, what: str, fan_out: int, fan_in: int, bias: bool = True):
+        """PyTorch's default Linear init: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        bound = 1.0 / math.sqrt(fan_in)
+        W = self.tensor(bound * (2.0 * self.uniform(f"{what}.weight", fan_out, fan_in) - 1.0))
+        b = self.tensor(bound * (2.0 * self.uniform(f"{what}.bias", fan_out) - 1.0)) if bias else None
+        return W, b
+
+    def xavier(self, what: str, *shape: int, fan_in: int, fan_out: int):
+        return self.tensor(math.sqrt(2.0 / (fan_in + fan_out)) * self.normal(what, *shape))
+
+    # ---- network pieces ---------------------------------------------------------------------
+    def make_trunk(self, what: str = "trunk"):
+        W1, b1 = self.linear_default(f"{what}.0", self.D, self.d)
+        W2, b2 = self.linear_default(f"{what}.1", self.D, self.D)
+        return [W1, b1, W2, b2]
+
+    def run_trunk(self, params, x):
+        """ReLU(ReLU(x W1^T + b1) W2^T + b2): x (B, n, d) -> (B, n, D)."""
+        torch = self.torch
+        W1, b1, W2, b2 = params
+        h = torch.baddbmm(b1.unsqueeze(1), x, W1.transpose(1, 2)).relu_()
+        return torch.baddbmm(b2.unsqueeze(1), h, W2.transpose(1, 2)).relu_()
+
+    def predict(self, x, xi):
+        """Outputs (B, n, C, k) on inputs x (B, n, d) at index vectors xi (B, n, k, M)."""
+        raise NotImplementedError
+
+    def trainable(self) -> list:
+        raise NotImplementedError
+
+    def make_optimizer(self):
+        for p in self.trainable():
+            p.requires_grad_(True)
+        # Adam is elementwise, hence per seed (batch-split bit-identity); foreach showed no gain on CPU
+        self.opt = self.torch.optim.Adam(self.trainable(), lr=self.lr, weight_decay=0.0, foreach=False)
+
+    # ---- acting -----------------------------------------------------------------------------
+    def act_index(self) -> np.ndarray | None:
+        """The round's index vector (B, M), or None for an agent without one."""
+        return None
+
+    def scores(self, x, xi):
+        """Ranking scores (B, K) of the arms x (B, K, d) at the round's index xi (B, M) or None."""
+        if xi is None:
+            xi = self.torch.zeros((self.B, max(self.M, 1)), dtype=self.dtype, device=self.device)
+        out = self.predict(x, xi[:, None, None, :].expand(-1, x.shape[1], 1, -1))[..., 0]    # (B, K, C)
+        if self.C == 1:
+            return out[..., 0]
+        return out[..., 1] - out[..., 0] if self.rank_by == "prob" else out[..., 1]
+
+    def select(self, t, obs):
+        torch = self.torch
+        zeta = self.act_index()
+        with torch.no_grad():
+            s = self.scores(self.tensor(obs.features), None if zeta is None else self.tensor(zeta))
+            return torch.argmax(s, dim=1).cpu().numpy()
+
+    # ---- learning ---------------------------------------------------------------------------
+    def push(self, x, y, z):
+        self.X[:, self.ptr] = self.tensor(x)
+        self.Y[:, self.ptr] = self.tensor(y)
+        if z is not None:
+            self.Z[:, self.ptr] = self.tensor(z)
+        self.ptr = (self.ptr + 1) % self.capacity
+        self.n_buf = min(self.n_buf + 1, self.capacity)
+
+    def update(self, t, obs, arms, rewards):
+        x = obs.features[np.arange(self.B), np.asarray(arms)]
+        z = self._drawn("perturbation", dist.perturbation(self.buffer_family, self._z, self.M)) \
+            if self.buffer_family else None
+        self.push(x, np.asarray(rewards, dtype=np.float64), z)
+        if t >= self.update_start and t % self.update_freq == 0:
+            for _ in range(self.G):
+                self.train_step()
+
+    def minibatch(self):
+        """Indices (B, batch) drawn uniformly with replacement from the buffer."""
+        u = self._drawn("minibatch", self._minibatch.take(self.batch_size))
+        return np.minimum((u * self.n_buf).astype(np.int64), self.n_buf - 1)
+
+    def update_indices(self, n: int):
+        """Index vectors (B, n, k, M) of a training step, a set (k, M) shared by every datum, or None."""
+        return None
+
+    def batch_loss(self, x, y, z, xi):
+        """Sum over seeds of each seed's mean loss over (datum, index vector)."""
+        torch = self.torch
+        pred = self.predict(x, xi)                                    # (B, n, C, k)
+        if self.loss == "ce":
+            logp = torch.log_softmax(pred, dim=2)
+            label = y.long()[:, :, None, None].expand(-1, -1, 1, pred.shape[3])
+            return -torch.gather(logp, 2, label)[:, :, 0].mean(dim=(1, 2)).sum()
+        target = y[:, :, None]
+        if z is not None and z.shape[-1] and xi is not None:                       # + noise_scale <xi, z_i>
+            noise = z @ xi.T if xi.dim() == 2 else (xi @ z[:, :, :, None])[..., 0]
+            target = target + self.noise_scale * noise
+        return ((pred[:, :, 0] - target) ** 2).mean(dim=(1, 2)).sum()
+
+    def train_step(self):
+        idx = self.torch.as_tensor(self.minibatch(), device=self.device)
+        flat = (self.rows[:, None] * self.capacity + idx).reshape(-1)       # index_select: faster than X[rows, idx]
+        B, n, cap = self.B, self.batch_size, self.capacity
+        x = self.X.view(B * cap, -1).index_select(0, flat).view(B, n, -1)
+        y = self.Y.view(B * cap).index_select(0, flat).view(B, n)
+        z = self.Z.view(B * cap, -1).index_select(0, flat).view(B, n, -1)
+        xi = self.update_indices(self.batch_size)
+        self.opt.param_groups[0]["weight_decay"] = self.wd / self.n_buf
+        self.opt.zero_grad(set_to_none=True)
+        loss = self.batch_loss(x, y, z, xi)
+        loss.backward()
+        self.opt.step()
+        self.steps += 1
+        return loss
+
+
+class EnsemblePlusPlusNeural(NeuralAgent):
+    """Neural Ensemble++ (Algorithm 1, eq. 12; spec §2.5):
+
+    f(x, zeta) = b^T h(x) + posterior_scale sg(h(x))^T W zeta + prior_scale sg(h(x))^T P0 zeta,
+
+    h the 64-64 ReLU trunk (PyTorch default init), b a Linear(D -> C) head without bias (A19;
+    ``base_bias: true`` adds it), W (C D x M) trainable, xavier-normal (fan_in M, fan_out C D), P0
+    (C D x M) fixed, each row a unit vector in R^M times ``prior_std`` (the code's "sDB" init);
+    stop-gradient: W's loss reaches neither h nor b through sg.  Acting index zeta ~ ``reference``
+    (Sphere); each datum stores z ~ ``perturbation`` (Sphere); a step's index set is ``update``
+    (Coordinate: all 2M vectors +-sqrt(M) e_m; Cube and Sparse enumerated; Gaussian and Sphere NPS =
+    16 fresh vectors per datum); regression targets Y + noise_scale <xi, z> (symmetrised loss), a
+    cross-entropy at every xi for ``loss: ce`` (z unused, as in the paper and code)."""
+
+    name = "ensemble_pp_neural"
+    distribution_params = {"reference": "vector", "update": "vector", "perturbation": "vector"}
+
+    @classmethod
+    def ensemble_size(cls, spec, horizon):
+        return int(hyper(cls, spec, "M"))
+
+    @classmethod
+    def param_count(cls, spec: dict, d: int) -> int:
+        """The paper's count H + (2M + 1) D C + C (A.7.1; prior head included, base bias counted)."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return trunk_size(d, D) + (2 * M + 1) * D * C + C
+
+    def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "sphere", update: str = "coordinate",
+                 perturbation: str = "sphere", prior_std: float = 1.0, base_bias: bool = False, hidden: int = 64,
+                 loss: str = "mse", lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
+                 update_start: int = 128, update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01,
+                 prior_scale: float = 0.1, posterior_scale: float = 0.1, rank_by: str = "prob",
+                 dtype: str = "float32", device: str = "cpu"):
+        for fam in (reference, update, perturbation):
+            dist.check_name(fam, dist.VECTOR_FAMILIES)
+        self.buffer_family = perturbation
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
+                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
+                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+        self.ref, self.upd = reference, update
+        B, D, C, M = self.B, self.D, self.C, self.M
+        self.trunk = self.make_trunk()
+        Wb, bb = self.linear_default("base", C, D, bias=base_bias)
+        self.base = [Wb] + ([bb] if base_bias else [])
+        # W and P0 as (B, D, C, M): row (c, d) of the paper's (C D x M) matrices is [:, d, c, :]
+        self.W = self.xavier("ensemble", C, D, M, fan_in=M, fan_out=C * D).permute(0, 2, 1, 3).contiguous()
+        p0 = self.normal("prior", C, D, M)
+        p0 = float(prior_std) * p0 / np.linalg.norm(p0, axis=-1, keepdims=True)
+        self.P0 = self.tensor(p0).permute(0, 2, 1, 3).contiguous()
+        self._zeta = self.streams("reference", dist.vector_kind(reference))
+        self._xi = self.streams("update", dist.vector_kind(update))
+        fixed = enumerated(update, M)
+        self.fixed_xi = None if fixed is None else self.tensor(fixed)
+        self.make_optimizer()
+
+    def trainable(self):
+        return self.trunk + self.base + [self.W]
+
+    def act_index(self):
+        return self._drawn("reference", dist.reference(self.ref, self._zeta, self.M))
+
+    def update_indices(self, n):
+        if self.fixed_xi is not None:
+            return self.fixed_xi                                                   # (k, M), shared
+        return self.tensor(self._drawn("update", vectors(self.upd, self._xi, self.M, n * NPS)).reshape(self.B, n, NPS, self.M))
+
+    def predict(self, x, xi):
+        torch = self.torch
+        B, n = x.shape[0], x.shape[1]
+        h = self.run_trunk(self.trunk, x)                                          # (B, n, D)
+        base = torch.bmm(h, self.base[0].transpose(1, 2))                          # (B, n, C)
+        if len(self.base) > 1:
+            base = base + self.base[1].unsqueeze(1)
+        head = self.post_scale * self.W + self.prior_scale * self.P0               # (B, D, C, M)
+        U = torch.bmm(h.detach(), head.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
+        return base[..., None] + U @ xi.transpose(-1, -2)     # (B, n, C, k); xi (B, n, k, M) or shared (k, M)
+
+
+class GreedyNeural(NeuralAgent):
+    """Greedy (spec §2.9, A26): the Ensemble++ trunk and base head only (Ensemble++ with zeta = 0 and no
+    ensemble or prior terms), the same optimiser and schedule, acting on argmax of the mean prediction;
+    squared loss on the reward (cross-entropy for ``loss: ce``)."""
+
+    name = "greedy_neural"
+
+    @classmethod
+    def param_count(cls, spec, d):
+        D, C = int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return trunk_size(d, D) + D * C
+
+    def __init__(self, setting, seeds, horizon, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
+                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
+                 update_freq: int = 1, buffer_size: int = 10_000, rank_by: str = "prob", dtype: str = "float32",
+                 device: str = "cpu"):
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
+                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
+                         buffer_size=buffer_size, rank_by=rank_by, dtype=dtype, device=device)
+        self.trunk = self.make_trunk()
+        self.base = [self.linear_default("base", self.C, self.D, bias=False)[0]]
+        self.make_optimizer()
+
+    def trainable(self):
+        return self.trunk + self.base
+
+    def predict(self, x, xi):
+        out = self.torch.bmm(self.run_trunk(self.trunk, x), self.base[0].transpose(1, 2))     # (B, n, C)
+        return out[..., None]
+
+
+class EnsemblePlusNeural(NeuralAgent):
+    """Ensemble+ (randomised-prior ensemble; spec §2.7): the trainable 64-64 trunk and M trainable heads
+    Linear(D -> C) (xavier-normal weights, zero biases), plus a separate frozen prior trunk (default
+    init) with M frozen prior heads (xavier-normal, zero bias); head m outputs
+    posterior_scale head_m(h(x)) + prior_scale priorhead_m(h0(x)).  Acting: a uniform head (one-hot
+    index); training: every datum trains all M heads (index set I_M) with targets Y + noise_scale z_m,
+    z ~ N(0, I/M) stored with the datum; no stop-gradient (all heads train the trunk)."""
+
+    name = "ensemble_plus"
+    buffer_family = "gaussian"
+
+    @classmethod
+    def ensemble_size(cls, spec, horizon):
+        return int(hyper(cls, spec, "M"))
+
+    @classmethod
+    def param_count(cls, spec, d):
+        """The paper's count 2H + 2MDC + 2MC (prior network included)."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return 2 * trunk_size(d, D) + 2 * M * D * C + 2 * M * C
+
+    def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
+                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
+                 update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
+                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
+                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
+                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+        B, D, C, M = self.B, self.D, self.C, self.M
+        self.trunk = self.make_trunk()
+        self.heads = self.xavier("heads", M, C, D, fan_in=D, fan_out=C).permute(0, 3, 1, 2).contiguous()  # (B,D,M,C)
+        self.head_bias = self.torch.zeros((B, M, C), dtype=self.dtype, device=self.device)
+        self.prior_trunk = self.make_trunk("prior_trunk")
+        self.prior_heads = self.xavier("prior_heads", M, C, D, fan_in=D, fan_out=C).permute(0, 3, 1, 2).contiguous()
+        self._head = self.streams("head", "uniform")
+        self.eye = self.torch.eye(M, dtype=self.dtype, device=self.device)
+        self.make_optimizer()
+
+    def trainable(self):
+        return self.trunk + [self.heads, self.head_bias]
+
+    def act_index(self):
+        u = self._drawn("head", self._head.take(1))[:, 0]
+        m = np.minimum((u * self.M).astype(np.int64), self.M - 1)
+        return np.eye(self.M)[m]
+
+    def update_indices(self, n):
+        return self.eye                                                            # I_M, shared
+
+    def predict(self, x, xi):
+        torch = self.torch
+        B, n, D, M, C = x.shape[0], x.shape[1], self.D, self.M, self.C
+        h = self.run_trunk(self.trunk, x)
+        out = torch.bmm(h, self.heads.reshape(B, D, M * C)).reshape(B, n, M, C) + self.head_bias.unsqueeze(1)
+        with torch.no_grad():
+            h0 = self.run_trunk(self.prior_trunk, x)
+            prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
+        out = self.post_scale * out + self.prior_scale * prior                    # (B, n, M, C)
+        return out.transpose(2, 3) @ xi.transpose(-1, -2)                          # (B, n, C, k)
+
+
+class EpiNetNeural(NeuralAgent):
+    """EpiNet (spec §2.8): base = trunk + Linear(D -> C) with bias (default init); epinet MLP
+    [15, 15] (ReLU, biases) on [x, sg(h(x)), z] with M C outputs contracted with z; prior = M frozen
+    MLPs [5, 5] on the raw x, outputs C, combined as sum_m prior_m(x) z_m; epinet and prior weights
+    xavier-normal, biases zero.  f = base + posterior_scale epinet + prior_scale prior.  Index z ~
+    N(0, I_M) to act; NPS = 16 Gaussian index vectors per datum per step; buffer perturbation Sphere;
+    targets Y + noise_scale <z, z_buf>; cross-entropy on logits for ``loss: ce`` (A18)."""
+
+    name = "epinet"
+    buffer_family = "sphere"
+    EPI, PRIOR = 15, 5
+
+    @classmethod
+    def ensemble_size(cls, spec, horizon):
+        return int(hyper(cls, spec, "M"))
+
+    @classmethod
+    def param_count(cls, spec, d):
+        """The paper's count H + 15d + 15D + 31M + 255 + 16C + M(5d + 35 + 6C)."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return trunk_size(d, D) + 15 * d + 15 * D + 31 * M + 255 + 16 * C + M * (5 * d + 35 + 6 * C)
+
+    def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
+                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
+                 update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
+                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
+                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
+                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+        torch, B, d, D, C, M, E, P = self.torch, self.B, self.d, self.D, self.C, self.M, self.EPI, self.PRIOR
+        zeros = lambda *s: torch.zeros((B, *s), dtype=self.dtype, device=self.device)   # noqa: E731
+        self.trunk = self.make_trunk()
+        self.base = list(self.linear_default("base", C, D))
+        w1 = self.xavier("epinet.0", E, d + D + M, fan_in=d + D + M, fan_out=E)
+        self.epi = [w1[:, :, :d].contiguous(), w1[:, :, d:d + D].contiguous(), w1[:, :, d + D:].contiguous(), zeros(E),
+                    self.xavier("epinet.1", E, E, fan_in=E, fan_out=E), zeros(E),
+                    self.xavier("epinet.2", M * C, E, fan_in=E, fan_out=M * C), zeros(M * C)]
+        self.prior = [self.xavier("prior.0", M, P, d, fan_in=d, fan_out=P),
+                      self.xavier("prior.1", M, P, P, fan_in=P, fan_out=P),
+                      self.xavier("prior.2", M, C, P, fan_in=P, fan_out=C)]          # zero biases omitted
+        self._zeta = self.streams("reference", "normal")
+        self._xi = self.streams("update", "normal")
+        self.make_optimizer()
+
+    def trainable(self):
+        return self.trunk + self.base + self.epi
+
+    def act_index(self):
+        return self._drawn("reference", dist.reference("gaussian", self._zeta, self.M))
+
+    def update_indices(self, n):
+        return self.tensor(self._drawn("update", vectors("gaussian", self._xi, self.M, n * NPS)).reshape(self.B, n, NPS, self.M))
+
+    def predict(self, x, xi):
+        torch = self.torch
+        B, n, k, M, C, E = x.shape[0], x.shape[1], xi.shape[2], self.M, self.C, self.EPI
+        h = self.run_trunk(self.trunk, x)
+        base = torch.baddbmm(self.base[1].unsqueeze(1), h, self.base[0].transpose(1, 2))          # (B, n, C)
+        Wx, Wh, Wz, b1, W2, b2, W3, b3 = self.epi
+        a = torch.baddbmm(b1.unsqueeze(1), x, Wx.transpose(1, 2)) + torch.bmm(h.detach(), Wh.transpose(1, 2))
+        pre = a[:, :, None, :] + (xi.reshape(B, n * k, M) @ Wz.transpose(1, 2)).reshape(B, n, k, E)
+        g = torch.baddbmm(b2.unsqueeze(1), pre.relu().reshape(B, n * k, E), W2.transpose(1, 2)).relu()
+        epi = torch.baddbmm(b3.unsqueeze(1), g, W3.transpose(1, 2)).reshape(B, n, k, M, C)
+        epi = (epi * xi[..., None]).sum(dim=3)                                                      # (B, n, k, C)
+        with torch.no_grad():
+            P1, P2, P3 = self.prior
+            p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
+            p = torch.einsum("bnmj,bmij->bnmi", p, P2).relu()
+            p = torch.einsum("bnmj,bmcj->bnmc", p, P3)                                             # (B, n, M, C)
+            prior = xi @ p                                                                          # (B, n, k, C)
+        out = base[:, :, None, :] + self.post_scale * epi + self.prior_scale * prior
+        return out.transpose(2, 3)                                                                  # (B, n, C, k)
+
+
+class LMCTSNeural(NeuralAgent):
+    """LMC-TS (Xu et al. 2022; spec §2.10, A27): after every round (every ``reduce`` rounds), ``num_iter``
+    Langevin steps on the squared (mean) loss over the *full* history,
+    theta <- theta - lr grad - 2 weight_decay theta + sqrt(2 lr / beta_k) sigma xi, xi ~ N(0, I),
+    beta_k = sqrt(k + 5) beta_inv (k: the optimiser's step count; the official ``LangevinMC``), and
+    greedy action on the current network.  Network: the 64-64 ReLU trunk plus Linear(D -> C) with bias
+    (``hidden``; ``layers``/``activation`` give the official [20, 20, 20] LeakyReLU variant).
+    ``lr_decay`` (default true): lr = base_lr / round every ``decay_step`` = 20 rounds, as the spec
+    describes the official schedule (its code sets an attribute the optimiser never reads: ``lr_decay:
+    false`` is its effective behaviour).  Its per-round cost grows with t: that is what epp-fig9c shows."""
+
+    name = "lmcts"
+
+    @classmethod
+    def param_count(cls, spec, d):
+        layers = hyper(cls, spec, "layers") or [int(hyper(cls, spec, "hidden"))] * 2
+        widths = [d, *layers, cls.outputs(spec)]
+        return int(sum(a * b + b for a, b in zip(widths[:-1], widths[1:])))
+
+    def __init__(self, setting, seeds, horizon, hidden: int = 64, layers: list | None = None,
+                 activation: str = "relu", loss: str = "mse", lr: float = 1e-3, beta_inv: float = 0.01,
+                 sigma: float = 1.0, weight_decay: float = 0.0, num_iter: int = 50, reduce: int = 1,
+                 lr_decay: bool = True, decay_step: int = 20, rank_by: str = "prob", dtype: str = "float32",
+                 device: str = "cpu"):
+        if activation not in ("relu", "leaky_relu"):
+            raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, weight_decay=weight_decay,
+                         update_start=1, buffer_size=0, rank_by=rank_by, dtype=dtype, device=device)
+        widths = [self.d, *(layers or [self.D, self.D]), self.C]
+        self.layers = []
+        for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+            self.layers += list(self.linear_default(f"net.{i}", b, a))
+        self.activation = activation
+        self.beta_inv, self.sigma, self.num_iter, self.reduce = float(beta_inv), float(sigma), int(num_iter), int(reduce)
+        self.base_lr, self.lr_decay, self.decay_step = float(lr), bool(lr_decay), int(decay_step)
+        self._langevin = self.streams("langevin", "normal", block=1 << 16)
+        self.n_weights = int(sum(p[0].numel() for p in self.layers))
+        self.rounds = 0
+        for p in self.layers:
+            p.requires_grad_(True)
+
+    def trainable(self):
+        return self.layers
+
+    def predict(self, x, xi):
+        torch = self.torch
+        act = torch.relu if self.activation == "relu" else torch.nn.functional.leaky_relu
+        h = x
+        for i in range(0, len(self.layers), 2):
+            h = torch.baddbmm(self.layers[i + 1].unsqueeze(1), h, self.layers[i].transpose(1, 2))
+            if i + 2 < len(self.layers):
+                h = act(h)
+        return h[..., None]
+
+    def update(self, t, obs, arms, rewards):
+        x = obs.features[np.arange(self.B), np.asarray(arms)]
+        self.push(x, np.asarray(rewards, dtype=np.float64), None)
+        self.rounds += 1
+        if self.reduce > 1 and self.rounds % self.reduce:
+            return
+        if self.lr_decay and self.rounds % self.decay_step == 0:
+            self.lr = self.base_lr / self.rounds
+        X, Y = self.X[:, :self.n_buf], self.Y[:, :self.n_buf]
+        for _ in range(self.num_iter):
+            self.langevin_step(X, Y)
+
+    def langevin_step(self, X, Y):
+        torch = self.torch
+        for p in self.layers:
+            p.grad = None
+        self.batch_loss(X, Y, None, None).backward()
+        self.steps += 1
+        beta = math.sqrt(self.steps + 5) * self.beta_inv
+        noise = self._drawn("langevin", self._langevin.take(self.n_weights))
+        scale = math.sqrt(2.0 * self.lr / beta) * self.sigma
+        off = 0
+        with torch.no_grad():
+            for p in self.layers:
+                m = p[0].numel()
+                xi = self.tensor(noise[:, off:off + m]).reshape(p.shape)
+                off += m
+                delta = -self.lr * p.grad + scale * xi
+                if self.wd:
+                    delta.add_(p, alpha=-2.0 * self.wd)
+                p.add_(delta)

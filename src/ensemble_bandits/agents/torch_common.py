@@ -1,0 +1,75 @@
+"""Small torch helpers shared by the neural agents (Neural-ES/TS/UCB/PHE, neural Ensemble++, ...).
+
+This module imports torch only inside its functions, so a module that imports it at its top (an
+agent module the workflow looks up while it builds the job graph) still imports no torch.
+
+Randomness: every random number (initial weights, perturbations, index draws) is drawn in numpy
+from :class:`ensemble_bandits.rng.Streams` -- per seed, named streams -- and converted with
+:func:`from_stream`; no torch generator is used.  A seed's result therefore does not depend on the
+batch or job it runs in (on CPU bit for bit; on CUDA up to the kernels' reductions).
+
+Batched MLP weights: a network of widths ``[d, h1, ..., hL-1, 1]`` without biases is a list of
+weight tensors ``W[l]`` of shape (B, M, out_l, in_l) -- B seeds x M members.  :func:`mlp_forward`
+evaluates all B x M networks on shared inputs (B, K, d) or per-member inputs (B, M, K, d) with
+batched matmuls (no Python loop over seeds or members).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+DTYPES = ("float32", "float64")
+DEVICES = ("cpu", "cuda")
+
+
+def torch_dtype(name: str = "float32"):
+    """The torch dtype named ``name``: "float32" (default) or "float64"."""
+    import torch
+    if name not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {name!r}")
+    return torch.float32 if name == "float32" else torch.float64
+
+
+def torch_device(name: str = "cpu"):
+    """The torch device named ``name``: "cpu" (default) or "cuda" (a clear error when no GPU is present)."""
+    import torch
+    base = str(name).split(":")[0]
+    if base not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES} (optionally 'cuda:<index>'), got {name!r}")
+    if base == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} was asked for but torch sees no CUDA device "
+                           f"(torch {torch.__version__}, built with CUDA {torch.version.cuda}); use device: cpu")
+    return torch.device(name)
+
+
+def from_stream(array, dtype=None, device=None):
+    """A tensor of the numpy ``array`` (e.g. draws from an rng.Streams block stream), converted to
+    ``dtype`` (a torch dtype or its name; default float32) on ``device`` (default cpu).  The float64
+    draws are rounded once to ``dtype`` here, identically whatever the batch."""
+    import torch
+    if dtype is None or isinstance(dtype, str):
+        dtype = torch_dtype(dtype or "float32")
+    if device is None or isinstance(device, str):
+        device = torch_device(device or "cpu")
+    return torch.as_tensor(np.ascontiguousarray(array)).to(device=device, dtype=dtype)
+
+
+def mlp_forward(weights, x, act=None, return_hidden: bool = False):
+    """Outputs (B, M, K) of B x M bias-free MLPs ``weights`` (list of (B, M, out, in)) on inputs
+    ``x`` (B, K, d) shared by the members or (B, M, K, d); hidden layers use ``act`` (default ReLU),
+    the last layer is linear.  With ``return_hidden``: also the list of pre-activations and
+    activations [(z_1, a_1), ...] (each (B, M, K, width)) for hand-written backward passes."""
+    import torch
+    act = act or torch.relu
+    h = x if x.dim() == 4 else x.unsqueeze(1)                      # (B, M|1, K, d)
+    hidden = []
+    for W in weights[:-1]:
+        z = torch.matmul(h, W.transpose(-1, -2))                   # (B, M, K, out)
+        h = act(z)
+        hidden.append((z, h))
+    out = torch.matmul(h, weights[-1].transpose(-1, -2))[..., 0]   # (B, M, K)
+    return (out, hidden) if return_hidden else out
+
+
+def n_params(widths) -> int:
+    """Number of weights of a bias-free MLP of layer widths ``widths`` = [d, h1, ..., 1]."""
+    return int(sum(a * b for a, b in zip(widths[:-1], widths[1:])))
