@@ -95,7 +95,9 @@ def run_profile(project: Path, state: Path, targets, flags, name):
 
     # every job went through SLURM: snakemake names the SLURM job id of each submission ...
     ids = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
-    n_jobs = int(re.search(r"^total\s+(\d+)", out, re.M).group(1))
+    # (local rules run in the Snakemake process itself, not through SLURM: resolve_figure)
+    local = re.search(r"^resolve_figure\s+(\d+)", out, re.M)
+    n_jobs = int(re.search(r"^total\s+(\d+)", out, re.M).group(1)) - (int(local.group(1)) if local else 0)
     n_sim = int(re.search(r"^simulate\s+(\d+)", out, re.M).group(1))
     assert len(ids) >= n_jobs >= n_sim > 0, \
         f"{len(ids)} SLURM submissions for {n_jobs} jobs ({n_sim} simulate) {where}; ids: {ids}"
