@@ -13,10 +13,13 @@ localrules:
 rule resolve_figure:
     output:
         paths.figure_file("{scale}", "{paper}-{fig}"),
+    log:
+        "results/{scale}/logs/resolve/{paper}-{fig}.log",
     params:
         document=lambda w: registry.figure_document(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
     run:
         atomic.write_text_atomic(params.document, output[0])
+        atomic.write_text_atomic(f"resolved {wildcards.paper}-{wildcards.fig} at scale {wildcards.scale}\n", log[0])
 
 
 rule aggregate:

@@ -16,31 +16,6 @@
 #   jobs only, so changing them reruns those jobs and no other.
 
 
-def timing_job(w):
-    """Whether a simulate job times its runs (its cell has ``timing: unbatched``)."""
-    return cell(w.scale, w.key).get("timing") == "unbatched"
-
-
-def simulate_threads(w):
-    """1; for a timing job every core of a local run (--cores), so that it runs alone.  Without a
-    local core count (a cluster executor given no --cores: each job is its own allocation) 1."""
-    if not timing_job(w):
-        return 1
-    try:
-        return int(workflow.cores)
-    except (WorkflowError, TypeError, ValueError):
-        return 1
-
-
-def algorithms_stamp(w):
-    """The library's algorithm version; for a timing job also its timed runs per seed."""
-    if not timing_job(w):
-        return ALGORITHMS_VERSION
-    from ensemble_bandits.runner import timing_repeats
-
-    return f"{ALGORITHMS_VERSION}; timing: median of {timing_repeats(cell(w.scale, w.key))} runs per seed, run alone"
-
-
 rule simulate:
     output:
         paths.run_file("{scale}", "{key}", "{start}", "{end}"),
