@@ -22,6 +22,15 @@ ACTION_SPACES = {"finite": "a finite arm set", "contexts": "per-round contexts",
 """The kinds of action set (:mod:`ensemble_bandits.envs.base`), and how an error message names them."""
 
 
+def check_action_space(agent, action_space: str) -> None:
+    """A ValueError unless the agent class ``agent`` (its ``name`` and ``action_spaces``) can play
+    ``action_space``."""
+    if action_space not in agent.action_spaces:
+        plays = " or ".join(ACTION_SPACES.get(a, a) for a in agent.action_spaces)
+        raise ValueError(f"agent {agent.name!r} plays {plays} only, not the action space {action_space!r} "
+                         f"({ACTION_SPACES.get(action_space, 'unknown')})")
+
+
 @dataclass(frozen=True)
 class Setting:
     """Static facts an agent is built from: batch size B (seeds), dimension d, number of arms K

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import distributions as dist
 from ..catalog import hyper
-from ..protocol import ACTION_SPACES, Setting
+from ..protocol import Setting, check_action_space
 from ..rng import Streams
 from .torch_common import from_stream, torch_device, torch_dtype
 
@@ -103,10 +103,8 @@ class NeuralAgent:
 
     @classmethod
     def check_action_space(cls, action_space: str) -> None:
-        if action_space not in cls.action_spaces:
-            plays = " or ".join(ACTION_SPACES.get(a, a) for a in cls.action_spaces)
-            raise ValueError(f"agent {cls.name!r} plays {plays} only, not the action space {action_space!r} "
-                             f"({ACTION_SPACES.get(action_space, 'unknown')})")
+        """A ValueError unless the agent can play ``action_space`` (:func:`protocol.check_action_space`)."""
+        check_action_space(cls, action_space)
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
