@@ -193,6 +193,15 @@ def _linear_fit(status):
                                                                     "group": "n_arms", "rel_spread_max": 0.5}
 
 
+def _spread_higher(status):
+    z = noise(7, 40, 1.0)
+    wide = {REPRODUCED: 3.0, FAILED: 0.3, INCONCLUSIVE: 1.05}[status]
+    n = 40 if status != INCONCLUSIVE else 8
+    base = 100.0 + 10.0 * z[:n]
+    a = 100.0 + 10.0 * wide * noise(8, n, 1.0)
+    return long_table({"A": a, "B": base}), {"a": "A", "b": "B"}
+
+
 def _curve_table(f=lambda T0, b: 3.3 + (b - 2.6) ** 2 + 0.001 * np.log(T0)):
     """A function-curve table like doubling_constant_curves: f(T0, b) on one b grid for every T0."""
     b = np.linspace(1.5, 6.0, 46)
@@ -250,6 +259,7 @@ CASES = {
     "versus_levels": (_versus_levels, ALL),
     "same_distribution": (_same_distribution, ALL),
     "within_factor": (_within_factor, ALL),
+    "spread_higher": (_spread_higher, ALL),
     "group_outperforms": (_group_outperforms, ALL),
     "analogous": (_analogous, ALL),
     "slope_at_most": (_slope_at_most, ALL),

@@ -98,6 +98,24 @@ def test_gd_kernel_equals_generic_gd_and_a_naive_loop():
     assert np.all(np.isfinite(big))
 
 
+def test_gd_blocks_of_seeds_change_no_number(monkeypatch):
+    """Seeds are run in cache-sized blocks (glm_fit.gd_chunk): any block size gives the same iterates,
+    bit for bit, for members (B, m, d) and single models (B, d), with per-seed step sizes."""
+    rng = np.random.default_rng(11)
+    B, K, d, m = 7, 40, 6, 3
+    design_ = glm_fit.Design(rng.standard_normal((B, K, d)) / np.sqrt(d), rng.integers(0, 4, (B, K)).astype(float))
+    lr = rng.uniform(0.0, 0.02, B)
+    for shape in ((B, m, d), (B, d)):
+        theta0, c = 0.1 * rng.standard_normal(shape), rng.standard_normal(shape)
+        whole = gradient_descent(design_, c, 1.0, theta0, 30, lr)
+        for budget in (1, 3 * 8 * (2 * K * d + m * K + 3 * m * d)):          # one seed per block; three
+            monkeypatch.setattr(glm_fit, "GD_CHUNK_BYTES", budget)
+            assert glm_fit.gd_chunk(B, m, K, d) in (1, 3)
+            assert np.array_equal(gradient_descent(design_, c, 1.0, theta0, 30, lr), whole)
+        monkeypatch.undo()
+    assert glm_fit.gd_chunk(50, 10, 500, 50) < 50 <= glm_fit.gd_chunk(50, 10, 50, 20)   # big designs are blocked
+
+
 def test_contexts_history_gradient_equals_the_sum_over_past_rounds():
     """On per-round contexts the fit's rows are the past rounds and each member's perturbation of
     each round is stored."""

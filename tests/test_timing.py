@@ -24,7 +24,8 @@ def test_timed_cell_repeats_and_records_median_and_spread():
     assert _numbers(cols).keys() == _numbers(batched).keys()
     for k, v in _numbers(batched).items():
         assert np.array_equal(cols[k], v), k
-    assert set(cols) - set(batched) == {"seconds_min", "seconds_max", "seconds_repeats"}
+    assert set(cols) - set(batched) == {"seconds_min", "seconds_max", "seconds_repeats", "seconds_select",
+                                        "seconds_update"}
     assert np.all(cols["seconds_repeats"] == 3)
     assert np.all((cols["seconds_min"] <= cols["seconds"]) & (cols["seconds"] <= cols["seconds_max"]))
     assert np.all(cols["seconds_min"] > 0)
@@ -73,8 +74,8 @@ def test_a_repeat_with_other_numbers_is_an_error(monkeypatch):
     real = runner._run_batch
     calls = itertools.count()
 
-    def drifting(cell, seeds, cps, progress=None):
-        res = real(cell, seeds, cps)
+    def drifting(cell, seeds, cps, progress=None, spent=None):
+        res = real(cell, seeds, cps, spent=spent)
         if next(calls) == 3:                 # warm-up, pass 1 (seed 0), pass 2 (seed 0) ... changed
             res["regret"] = res["regret"] + 1e-12
         return res
@@ -82,6 +83,38 @@ def test_a_repeat_with_other_numbers_is_an_error(monkeypatch):
     monkeypatch.setattr(runner, "_run_batch", drifting)
     with pytest.raises(RuntimeError, match="timing repeat 3 of seed 0 gave other numbers"):
         runner.simulate_columns(TIMED, [0], repeats=4)
+
+
+def test_select_and_update_are_timed_apart(monkeypatch):
+    """A timing cell records the time of the agent's select and update calls (median over the
+    repeats, like ``seconds``); they fit inside the run's time; a batched run does not read that
+    clock at all and its numbers are those of the timed runs."""
+    cols = runner.simulate_columns(TIMED, [3, 5], repeats=3)
+    per_seed = pd.DataFrame(cols).groupby("seed").first()
+    assert (per_seed["seconds_select"] > 0).all() and (per_seed["seconds_update"] > 0).all()
+    assert (per_seed["seconds_select"] + per_seed["seconds_update"] <= per_seed["seconds_max"]).all()
+    # known durations: each select call takes 2 ticks of the split clock, each update 3
+    ticks = itertools.count()
+    monkeypatch.setattr(runner, "_split_clock", lambda: float(next(ticks)))
+    real_select, real_update = runner.AGENTS["linphe"].select, runner.AGENTS["linphe"].update
+
+    def slow(method, extra):
+        def call(self, *args):
+            for _ in range(extra):
+                next(ticks)
+            return method(self, *args)
+        return call
+
+    monkeypatch.setattr(runner.AGENTS["linphe"], "select", slow(real_select, 1))
+    monkeypatch.setattr(runner.AGENTS["linphe"], "update", slow(real_update, 2))
+    cols = runner.simulate_columns(TIMED, [0], repeats=2)
+    T = TIMED["horizon"]
+    assert np.all(cols["seconds_select"] == 2 * T) and np.all(cols["seconds_update"] == 3 * T)
+    calls = []
+    monkeypatch.setattr(runner, "_split_clock", lambda: calls.append(1) or 0.0)
+    batched = runner.simulate_columns(CELL, [0])
+    assert not calls and "seconds_select" not in batched
+    assert np.array_equal(batched["regret"], cols["regret"])
 
 
 def test_timing_table_median_quartiles_and_repeat_spread():
@@ -101,3 +134,18 @@ def test_timing_table_median_quartiles_and_repeat_spread():
     # a table without any timing cell (older run files) still works
     plain = timing_table(pd.DataFrame([r for r in rows if r["curve"] == "batched"]))
     assert plain["repeats"].tolist() == [1] and plain["seconds_median"].tolist() == [0.5]
+    assert not any(c.startswith(("select", "update")) for c in out.columns)       # parts only when asked
+
+
+def test_timing_table_parts():
+    rows = []
+    for s, (sel, upd) in enumerate([(1.0, 4.0), (2.0, 5.0), (3.0, 9.0)]):
+        rows.append({"panel": "p", "curve": "timed", "seed": s, "t": 10, "regret": 1.0, "seconds": sel + upd + 1,
+                     "seconds_select": sel, "seconds_update": upd, "seconds_repeats": 5})
+        rows.append({"panel": "p", "curve": "batched", "seed": s, "t": 10, "regret": 1.0, "seconds": 0.5})
+    out = timing_table(pd.DataFrame(rows), parts=True).set_index("curve")
+    assert out.loc["timed", "select_median"] == 2.0 and out.loc["timed", "update_median"] == 5.0
+    assert out.loc["timed", "select_per_run"] == pytest.approx(2.0) and out.loc["timed", "update_sd"] == pytest.approx(
+        np.std([4.0, 5.0, 9.0], ddof=1))
+    assert out.loc["timed", "update_share"] == pytest.approx(5.0 / 8.0)
+    assert np.isnan(out.loc["batched", "select_median"])

@@ -96,7 +96,7 @@ def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
     return pd.DataFrame(rows)
 
 
-def timing_table(table):
+def timing_table(table, parts: bool = False):
     """Wall time per run by curve (unbatched timing runs and batched runs side by side).
 
     A seed's ``seconds`` is the median of its timed runs (timing cells: each seed alone, repeated,
@@ -105,7 +105,13 @@ def timing_table(table):
     ``seconds_q3``; ``repeats`` timed runs per seed (1: a batched cell) and ``repeat_spread``, the
     median over seeds of (slowest - fastest) / median of a seed's repeats; the mean
     ``seconds_per_run``, its ``seconds_sd`` and ``total_seconds`` (sums of per-seed values);
-    ``us_per_round`` = 1e6 seconds_median / rounds."""
+    ``us_per_round`` = 1e6 seconds_median / rounds.
+
+    With ``parts``: timing cells also time the agent's calls apart (runner.TIMED_PARTS), so per part P
+    in ``select`` (arm selection) and ``update`` (model update) the table has ``P_median`` (median
+    over seeds of the seeds' medians), ``P_per_run`` and ``P_sd`` (mean and standard deviation over
+    seeds), and ``P_share`` = P_median / seconds_median; NaN for curves without them (batched cells,
+    run files written before the split was measured)."""
     fin = final_rows(table).copy()
     if "seconds_repeats" not in fin:
         fin["seconds_repeats"] = np.nan
@@ -113,14 +119,24 @@ def timing_table(table):
         fin["_spread"] = (fin["seconds_max"] - fin["seconds_min"]) / fin["seconds"]
     else:
         fin["_spread"] = np.nan
+    parts = ("select", "update") if parts else ()     # runner.TIMED_PARTS (runner is not imported here)
+    split = {}
+    for part in parts:
+        col = f"seconds_{part}"
+        if col not in fin:
+            fin[col] = np.nan
+        split.update({f"{part}_median": (col, "median"), f"{part}_per_run": (col, "mean"),
+                      f"{part}_sd": (col, "std")})
     out = fin.groupby(["panel", "curve"], sort=False).agg(
         runs=("seed", "nunique"), repeats=("seconds_repeats", "max"),
         seconds_median=("seconds", "median"), seconds_q1=("seconds", lambda x: x.quantile(0.25)),
         seconds_q3=("seconds", lambda x: x.quantile(0.75)), repeat_spread=("_spread", "median"),
         seconds_per_run=("seconds", "mean"), seconds_sd=("seconds", "std"),
-        total_seconds=("seconds", "sum"), rounds=("t", "max")).reset_index()
+        total_seconds=("seconds", "sum"), rounds=("t", "max"), **split).reset_index()
     out["repeats"] = out["repeats"].fillna(1).astype(int)
     out["us_per_round"] = 1e6 * out["seconds_median"] / out["rounds"]
+    for part in parts:
+        out[f"{part}_share"] = out[f"{part}_median"] / out["seconds_median"]
     return out
 
 

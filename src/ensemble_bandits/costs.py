@@ -8,13 +8,15 @@ from .registry import figure_runs, seed_blocks
 
 
 # Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
-# each round costing a Python overhead plus, per seed, a constant, the arm scores (d x K) and the
-# ensemble members (M x d).  The four constants were fitted (non-negative least squares on the
-# relative error) to the paper-scale CPU times measured on a 2-core machine (README, Scales:
-# phe-fig1 73 s, phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and
-# to the benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of
-# about 2 of each.  An estimate, not a measurement: another machine may be several times faster
-# or slower.
+# each round costing a Python overhead per batch (per seed when the seeds run one at a time) plus a
+# cost per seed.  Each agent class may declare its own two costs (``round_costs(spec, dims,
+# action_space)``: the GLM agents, which fit a model every round, do); otherwise the default below
+# applies: per seed a constant, the arm scores (d x K) and the ensemble members (M x d).  Its four
+# constants were fitted (non-negative least squares on the relative error) to the paper-scale CPU
+# times of the linear agents measured on a 2-core machine (README, Scales: phe-fig1 73 s,
+# phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and to the
+# benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of about 2 of
+# each.  An estimate, not a measurement: another machine may be several times faster or slower.
 COST_ROUND_S = 60e-6          # per round of a batch (Python overhead; per seed when unbatched)
 COST_SEED_ROUND_S = 1.3e-6    # per seed and round
 COST_ARM_S = 5e-10            # per seed, round and d x K (scoring the arms of a finite arm set)
@@ -22,18 +24,37 @@ COST_MEMBER_S = 4e-9          # per seed, round and M x d (ensemble members)
 COST_NOTICE_S = 3600          # the workflow prints its estimate before runs above this
 
 
+def default_round_costs(dims: dict) -> tuple[float, float]:
+    """(seconds per round and batch, seconds per round and seed) of the default model above."""
+    d, arms, members = dims["d"], max(dims["K"], 1), dims["members"]
+    return COST_ROUND_S, COST_SEED_ROUND_S + COST_ARM_S * d * arms + COST_MEMBER_S * members * d
+
+
+def round_costs(cell: dict, dims: dict) -> tuple[float, float]:
+    """The two costs of ``cell``'s rounds: its agent class's ``round_costs``, or the default model."""
+    if "experiment" not in cell:
+        from .agents import AGENTS
+        from .envs import ENVIRONMENTS
+
+        own = getattr(AGENTS[cell["agent"]["name"]], "round_costs", None)
+        if own is not None:
+            got = own(cell["agent"], dims, ENVIRONMENTS[cell["env"]["name"]].action_space)
+            if got is not None:
+                return float(got[0]), float(got[1])
+    return default_round_costs(dims)
+
+
 def cell_cost_seconds(cell: dict, n_seeds: int) -> float:
     """Estimated CPU seconds of one simulate job: ``cell`` for a block of ``n_seeds`` seeds (see
-    the cost model above; the cell's dimensions are those its classes declare).  Used for the
-    SLURM runtime request of a job (with a safety factor) and for ``cli estimate`` and the
+    the cost model above; the cell's dimensions and costs are those its classes declare).  Used for
+    the SLURM runtime request of a job (with a safety factor) and for ``cli estimate`` and the
     workflow's notice before an expensive run."""
     from .runner import cell_dimensions
 
     dims = cell_dimensions(cell)
-    d, arms, members = dims["d"], max(dims["K"], 1), dims["members"]
-    per_seed = COST_SEED_ROUND_S + COST_ARM_S * d * arms + COST_MEMBER_S * members * d
+    per_round, per_seed = round_costs(cell, dims)
     batches = n_seeds if cell.get("timing") == "unbatched" else 1        # unbatched: one seed at a time
-    return dims["runs"] * dims["horizon"] * (batches * COST_ROUND_S + n_seeds * per_seed)
+    return dims["runs"] * dims["horizon"] * (batches * per_round + n_seeds * per_seed)
 
 
 def run_costs(figs: list, per_job: int) -> dict:

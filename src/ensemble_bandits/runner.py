@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
+from time import perf_counter as _split_clock   # the select/update clock (bound once: see _time_calls)
 
 import numpy as np
 
@@ -114,10 +115,36 @@ def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
     return int(max(1, min(n_seeds, budget_bytes // per_seed, 256)))
 
 
-def _run_batch(cell: dict, seeds, cps, progress=None):
+def _time_calls(agent, spent: dict) -> None:
+    """Wrap ``agent.select`` and ``agent.update`` (on the instance) so that their wall time accumulates
+    in ``spent["select"]`` and ``spent["update"]``; nothing else about the agent changes.  The clock is
+    bound when the module is imported, so a test that replaces ``time.perf_counter`` to fake a run's
+    duration sees exactly the calls it expects."""
+    select, update = agent.select, agent.update
+
+    def timed_select(t, obs):
+        t0 = _split_clock()
+        arms = select(t, obs)
+        spent["select"] += _split_clock() - t0
+        return arms
+
+    def timed_update(t, obs, arms, rewards):
+        t0 = _split_clock()
+        update(t, obs, arms, rewards)
+        spent["update"] += _split_clock() - t0
+
+    agent.select, agent.update = timed_select, timed_update
+
+
+def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None):
+    """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``.
+    ``spent``: a dict whose ``select`` and ``update`` entries accumulate the wall time of the agent's
+    select and update calls (timing cells only: the clock reads add a little to the run)."""
     T = int(cell["horizon"])
     env = make_env(cell["env"], seeds)
     agent = make_agent(cell["agent"], env.setting, seeds, T)
+    if spent is not None:
+        _time_calls(agent, spent)
     probe = probes.for_agent(agent)
     cum = np.zeros(len(seeds))
     cols = {"regret": []}
@@ -134,6 +161,10 @@ def _run_batch(cell: dict, seeds, cps, progress=None):
                 progress(rnd.t, T)
     return {key: np.array(v) for key, v in cols.items()}
 
+
+# The parts of a timed run measured apart: the agent's select (arm selection, "inference") and update
+# (model update) calls; the rest of a run's ``seconds`` is the environment and the round loop.
+TIMED_PARTS = ("select", "update")
 
 # Timed runs per seed of a `timing: unbatched` cell (fixed in advance; a cell may set its own
 # `timing_repeats`).  Its `seconds` is their median; the workflow runs such a job alone.
@@ -168,12 +199,16 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) ->
     # warm caches and lazy imports so that the first timed run is not penalised
     _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)))
     first, secs = {}, np.zeros((repeats, len(seeds)))
+    parts = {part: np.zeros((repeats, len(seeds))) for part in TIMED_PARTS}
     for r in range(repeats):
         for i, seed in enumerate(seeds):
             gc.collect()
+            spent = dict.fromkeys(TIMED_PARTS, 0.0)
             t0 = time.perf_counter()
-            res = _run_batch(cell, [seed], cps)
+            res = _run_batch(cell, [seed], cps, spent=spent)
             secs[r, i] = time.perf_counter() - t0
+            for part in TIMED_PARTS:
+                parts[part][r, i] = spent[part]
             if r == 0:
                 first[seed] = res
             elif not _same_numbers(res, first[seed]):
@@ -190,6 +225,8 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) ->
     cols["seconds_min"] = np.repeat(secs.min(axis=0), n)
     cols["seconds_max"] = np.repeat(secs.max(axis=0), n)
     cols["seconds_repeats"] = np.full(n * len(seeds), repeats, dtype=np.int64)
+    for part in TIMED_PARTS:                   # the agent's select / update time, median of the repeats
+        cols[f"seconds_{part}"] = np.repeat(np.median(parts[part], axis=0), n)
     return cols
 
 
@@ -202,7 +239,10 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     ``repeats`` times (default :func:`timing_repeats`: 5 for a timing cell, 1 otherwise), each a full
     run of the seed, with identical numbers in every repeat (checked); ``seconds`` is the median of
     the seed's timed runs, ``seconds_min`` / ``seconds_max`` their spread, ``seconds_repeats`` their
-    number.  Wall-time columns all start with ``seconds``; no other column depends on the mode.
+    number, ``seconds_select`` / ``seconds_update`` the medians of the time spent in the agent's
+    ``select`` and ``update`` calls (:data:`TIMED_PARTS`; only timed runs read that clock, so batched
+    runs are untouched).  Wall-time columns all start with ``seconds``; no other column depends on
+    the mode.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:

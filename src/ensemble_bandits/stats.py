@@ -323,6 +323,23 @@ def loglog_slope(xs, per_seed, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
     return Bootstrap(slopes[0], slopes[1:])
 
 
+def sd_log_ratio(a, b, n_boot: int = 4000, seed: int = 0) -> Bootstrap:
+    """log(sd(a) / sd(b)) of paired samples (sample standard deviations, ddof=1), with a bootstrap
+    that resamples the pairs (``numpy`` generator seeded with ``seed``): the spread of one curve's
+    values against another's over the same seeds."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b = a[ok], b[ok]
+    if a.size < 3:
+        return Bootstrap(float("nan"), [])
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, a.size, size=(n_boot, a.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = np.log(a.std(ddof=1) / b.std(ddof=1))
+        samples = np.log(a[draws].std(axis=1, ddof=1) / b[draws].std(axis=1, ddof=1))
+    return Bootstrap(est, samples)
+
+
 def collapse_rate(values, threshold):
     """(count, n) of the finite values above ``threshold`` (runs that collapsed)."""
     v = _finite(values)

@@ -65,6 +65,25 @@ class DoublingTrick:
             return int(own["m"])
         return max(epoch_m(e["tau"], own["m_coef"]) for e in doubling_epochs(own["T0"], own["b"], int(horizon)))
 
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """The inner agent's costs averaged over the rounds of the epochs within the horizon, each
+        epoch with its own ensemble size m_i; None where the inner agent has no model of its own."""
+        own, inner_spec = cls._split(spec)
+        if getattr(cls.inner, "round_costs", None) is None:
+            return None
+        horizon = int(dims["horizon"])
+        per_round = per_seed = 0.0
+        for e in doubling_epochs(own["T0"], own["b"], horizon):
+            m = int(own["m"]) if own["m"] is not None else epoch_m(e["tau"], own["m_coef"])
+            got = cls.inner.round_costs({**inner_spec, cls.m_name: m}, {**dims, "members": m, "horizon": e["tau"]},
+                                        action_space)
+            if got is None:
+                return None
+            share = (e["last"] - e["first"] + 1) / horizon
+            per_round, per_seed = per_round + share * got[0], per_seed + share * got[1]
+        return per_round, per_seed
+
     def __init__(self, setting, seeds, horizon, **spec):
         own, self.inner_hyper = self._split(spec)
         if own["dt_warmup"] not in DT_WARMUPS:

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .. import distributions as dist
+from ..catalog import hyper
 from . import glm_fit
 from .glm_fit import Design, linear_term, sigmoid
 from .linear import LinearAgent, LinPHE, sherman_morrison
@@ -68,6 +69,18 @@ class GLMAgent(LinearAgent):
     name = "glm"
     action_spaces = ("finite", "contexts")
     refit = True
+    # cost model (round_costs): seconds per seed and round of the arm choice beyond scoring the arms,
+    # a + b K d^2 (GLM-UCB's widths; LogTS's Hessian and Cholesky factor)
+    select_costs = (0.0, 0.0)
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """One fit per round (``solver``, ``steps``; :func:`glm_fit.fit_costs`) plus the arm choice."""
+        d, K = dims["d"], dims["K"]
+        per_round, per_seed = glm_fit.fit_costs(hyper(cls, spec, "solver"), int(hyper(cls, spec, "steps")), d,
+                                                glm_fit.fit_rows(dims, action_space))
+        a, b = cls.select_costs
+        return per_round + glm_fit.ROUND_S, per_seed + glm_fit.SEED_ROUND_S + a + b * K * d * d
 
     def __init__(self, setting, seeds, horizon, lam, penalty, solver, steps, lr, tol, warmup):
         super().__init__(setting, seeds, horizon)
@@ -109,6 +122,7 @@ class LogTS(GLMAgent):
     arm argmax x^T theta.  The fit is refreshed every round (spec A.6 #6)."""
 
     name = "logts"
+    select_costs = (2e-6, 5e-11)                  # the Hessian at theta_hat, its Cholesky factor, one solve
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, a: float = 1.0, penalty: str = "half",
                  solver: str = "newton", steps: int = 100, lr: float = 0.01, tol: float = 1e-6, warmup: int = 0):
@@ -150,6 +164,7 @@ class GLMUCB(GLMAgent):
     t = n (the lineage code) instead of the time-varying rho(t) (Filippi)."""
 
     name = "glm_ucb"
+    select_costs = (2e-6, 5e-11)                  # |x|_{V^-1} of every arm, Sherman-Morrison
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, k_mu: float = 0.25, c_mu: float = 0.25,
                  R_max: float = 1.0, delta: float | None = None, L: float | None = None, fixed_width: bool = False,
@@ -269,6 +284,13 @@ class LogPHE(LinPHE):
     round's theta, to convergence (``tol``)."""
 
     name = "logphe"
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """A fit per round on the K arms (pseudo-counts included) plus the binomial draws."""
+        d, K = dims["d"], dims["K"]
+        per_round, per_seed = glm_fit.fit_costs(hyper(cls, spec, "solver"), int(hyper(cls, spec, "steps")), d, K)
+        return per_round + glm_fit.ROUND_S, per_seed + glm_fit.SEED_ROUND_S
 
     def __init__(self, setting, seeds, horizon, a: float = 1.0, lam: float = 1.0, penalty: str = "squared",
                  solver: str = "newton", steps: int = 100, lr: float = 0.01, tol: float = 1e-6):

@@ -103,6 +103,15 @@ class GLMES(LinearAgent):
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
         return int(hyper(cls, spec, "m"))
 
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """Every member refitted every round (:func:`glm_fit.fit_costs` with M = m), warm-up included;
+        plus each member's linear term (m K d)."""
+        d, K, m = dims["d"], dims["K"], dims["members"]
+        rows = glm_fit.fit_rows(dims, action_space)
+        per_round, per_seed = glm_fit.fit_costs(hyper(cls, spec, "solver"), int(hyper(cls, spec, "steps")), d, rows, m)
+        return per_round + glm_fit.ROUND_S, per_seed + glm_fit.SEED_ROUND_S + glm_fit.GD_MAC_S * m * rows * d
+
     def __init__(self, setting, seeds, horizon, m: int = 10, lam: float = 1.0, scale: float = 0.1,
                  perturbation: str = "gaussian", binomial_n: int | None = None, warmup: int = 500,
                  warmup_design: str = "g_optimal", warmup_fit: str = "per_round", solver: str = "sum_safe",

@@ -184,6 +184,17 @@ def _line_search(X, n, c, lam, theta, delta, f0):
     return new, z, f
 
 
+GD_CHUNK_BYTES = 4 << 20
+"""Working-set budget of one block of seeds in :func:`gradient_descent` (bytes)."""
+
+
+def gd_chunk(B: int, M: int, N: int, d: int, budget: int | None = None) -> int:
+    """Seeds per block of :func:`gradient_descent`: as many as keep the block's arrays (-X^T, n X,
+    the scores and the thetas) within ``budget`` bytes (default :data:`GD_CHUNK_BYTES`), at least 1."""
+    per_seed = 8 * (2 * N * d + M * N + 3 * M * d)
+    return int(max(1, min(B, (GD_CHUNK_BYTES if budget is None else budget) // per_seed)))
+
+
 def gradient_descent(design: Design, c: np.ndarray, lam: float, theta0: np.ndarray, steps: int,
                      lr) -> np.ndarray:
     """``steps`` full-batch gradient steps theta <- theta - lr grad L(theta) from ``theta0`` (B, d) or
@@ -191,27 +202,38 @@ def gradient_descent(design: Design, c: np.ndarray, lam: float, theta0: np.ndarr
 
     :func:`gradient` regrouped for speed (same iterates up to rounding): with nX = n x formed once,
     grad = mu(theta X^T) nX - c + lam theta, mu = 1/(1 + exp(-z)) from one matmul with -X^T, so a
-    step is two batched matmuls, one exp and a few in-place passes."""
+    step is two batched matmuls, one exp and a few in-place passes.
+
+    Seeds are independent, so they are taken in blocks (:func:`gd_chunk`) that run all their steps
+    while their arrays stay in the CPU cache: a big batch (d = 50, K = 500: 400 kB of X per seed)
+    otherwise streams every seed's X from memory twice per step, about twice as slow.  Each seed's
+    numbers are the same, bit for bit, in any block (the matmul is one product per seed)."""
     theta = np.array(_members(theta0), dtype=np.float64, copy=True)
-    B, M, _ = theta.shape
+    B, M, d = theta.shape
+    N = design.X.shape[1]
     lr3 = np.broadcast_to(np.asarray(lr, dtype=np.float64), (B,)).reshape(B, 1, 1)
     shrink = 1.0 - lr3 * lam
-    c = _members(c)
-    nX = design.n[:, :, None] * design.X                                  # (B, N, d)
-    neg_xt = np.ascontiguousarray(-design.X.transpose(0, 2, 1))            # (B, d, N)
-    S = np.empty((B, M, design.X.shape[1]))
-    G = np.empty_like(theta)
+    c = np.broadcast_to(_members(c), theta.shape)
+    size = gd_chunk(B, M, N, d)
     with np.errstate(over="ignore"):                                       # exp overflow -> mu = 0 exactly
-        for _ in range(int(steps)):
-            np.matmul(theta, neg_xt, out=S)
-            np.exp(S, out=S)
-            S += 1.0
-            np.reciprocal(S, out=S)                                        # mu(x_j^T theta)
-            np.matmul(S, nX, out=G)
-            G -= c
-            G *= lr3
-            theta *= shrink
-            theta -= G
+        for a in range(0, B, size):
+            rows = slice(a, min(B, a + size))
+            th, cc, l3, sh = theta[rows], c[rows], lr3[rows], shrink[rows]  # views: th updates theta
+            X = design.X[rows]
+            nX = design.n[rows, :, None] * X                               # (b, N, d)
+            neg_xt = np.ascontiguousarray(-X.transpose(0, 2, 1))           # (b, d, N)
+            S = np.empty((th.shape[0], M, N))
+            G = np.empty_like(th)
+            for _ in range(int(steps)):
+                np.matmul(th, neg_xt, out=S)
+                np.exp(S, out=S)
+                S += 1.0
+                np.reciprocal(S, out=S)                                    # mu(x_j^T theta)
+                np.matmul(S, nX, out=G)
+                G -= cc
+                G *= l3
+                th *= sh
+                th -= G
     return theta[:, 0] if np.ndim(theta0) == 2 else theta
 
 
@@ -334,3 +356,39 @@ def data_for(setting, horizon: int):
     if setting.action_space == "contexts":
         return History(setting.B, horizon, setting.d)
     raise ValueError(f"a logistic fit needs arm features, not the action space {setting.action_space!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# cost model of the fits (what ``costs.cell_cost_seconds`` asks a GLM agent class: its
+# ``round_costs``).  Seconds on the 2-core machine of the README, measured one core at a time while
+# the other core was busy (the minimum of repeats), from glm_fit.gradient_descent and the agents at
+# d = 20, K = 50 and d = 50, K = 500 (B = 1 and 50) and the LinPHE paper's d = 5, 10, 20, K = 100.
+
+GD_CALL_S = 6e-6        # per step and batch: the step's numpy calls (a per-seed cost when a seed runs alone)
+GD_MAC_S = 5e-11        # per seed and multiply-add of a step's two products (2 M N d): about 40 GFLOP/s
+GD_SCORE_S = 1.65e-9    # per seed and score mu(x^T theta) of a step (M N): exp, +1, reciprocal
+GD_READ_S = 2.5e-10     # per seed and element of the design a step reads (N d): the matrix-vector floor
+GD_SEED_S = 1.5e-7      # per seed and step: the in-place updates of theta
+EIG_S = (8e-6, 5e-10)   # per seed: lambda_max of the Gram matrix for ``sum_safe``, a + b d^3
+NEWTON_S = (6e-6, 9e-10, 1.5e-4)     # Newton/IRLS to convergence from a warm start (3-4 steps): per seed
+                                     # a + b N d^2, and c per batch
+ROUND_S = 1.5e-4        # per round and batch: the round's other calls (select, update, the environment)
+SEED_ROUND_S = 5e-6     # per seed and round: data update, scoring the arms, random draws
+
+
+def fit_costs(solver: str, steps: int, d: int, N: float, M: int = 1) -> tuple[float, float]:
+    """(seconds per round and batch, seconds per round and seed) of one refit of M members on N rows
+    (the arms of a fixed arm set, or the past rounds on per-round contexts) by ``solver``."""
+    if check_solver(solver) == "newton":
+        a, b, c = NEWTON_S
+        return c, M * (a + b * N * d * d)
+    per_seed = steps * (GD_MAC_S * 2 * M * N * d + GD_SCORE_S * M * N + GD_READ_S * N * d + GD_SEED_S)
+    if solver == "sum_safe":
+        per_seed += EIG_S[0] + EIG_S[1] * d ** 3
+    return steps * GD_CALL_S, per_seed
+
+
+def fit_rows(dims: dict, action_space: str) -> float:
+    """Rows of a fit on average over the run: the K arms, or on per-round contexts the past rounds
+    (T/2 on average)."""
+    return dims["K"] if action_space == "finite" else dims["horizon"] / 2.0

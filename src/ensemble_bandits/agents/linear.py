@@ -60,6 +60,15 @@ class LinearAgent:
         """Models the agent keeps per seed, given its registry spec (1 for a single model)."""
         return 1
 
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """The agent's cost model: (seconds per round and batch, seconds per round and seed) for its
+        registry ``spec`` and the cell's dimensions ``dims`` (``runner.cell_dimensions``: d, K,
+        members, horizon), or None for the workflow's default model (``costs.py``, fitted on the
+        linear agents, whose rounds cost microseconds).  A family whose rounds cost more (a GLM fit
+        every round) declares its own."""
+        return None
+
     def __init__(self, setting: Setting, seeds, horizon: int):
         if not isinstance(setting, Setting):
             raise TypeError(f"an agent is built from a Setting (env.setting), not a {type(setting).__name__}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 from scipy.stats import ks_2samp, mannwhitneyu
 
 from .. import stats
@@ -142,6 +143,24 @@ def same_distribution(table, a, b, rel_tol=0.05, panels=None):
         comparisons += [comp, Comparison(f"[{p}] Mann-Whitney", 0.0, pmw), Comparison(f"[{p}] KS", 0.0, pks)]
         texts.append(f"{text}; means {fmt(float(fa.mean()))} vs {fmt(float(fb.mean()))}, MW p={fmt(pmw)}, "
                      f"KS p={fmt(pks)}")
+    return verdict(comparisons, texts)
+
+
+@check(curves=("a", "b"))
+def spread_higher(table, a, b, panels=None, column="regret", n_boot=4000):
+    """The spread of final ``column`` over seeds is larger for ``a`` than for ``b`` ("higher variance"):
+    the log ratio of their standard deviations, with a bootstrap over the paired seeds (the same seeds
+    resampled for both curves), above 0 (one-sided bootstrap p-value, as for slopes)."""
+    curves_exist(table, [a, b])
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        fa, fb = paired(finals(table, p, a, column), finals(table, p, b, column))
+        boot = stats.sd_log_ratio(fa.to_numpy(), fb.to_numpy(), n_boot=n_boot)
+        lo, hi = boot.interval()
+        label = f"[{p}] sd({a}) / sd({b})"
+        comparisons.append(Comparison(label, *stats.above(boot, 0.0)))
+        texts.append(f"{label}: {fmt(float(fa.std()))} / {fmt(float(fb.std()))} = {fmt(float(np.exp(boot.estimate)))} "
+                     f"[{fmt(float(np.exp(lo)))}, {fmt(float(np.exp(hi)))}] (bootstrap over {len(fa)} paired seeds)")
     return verdict(comparisons, texts)
 
 

@@ -15,7 +15,7 @@ Spec keys: ``id``, ``title``, ``caption``, ``kind``, ``band`` (``se`` | ``sd`` |
 ``ddof=1``.
 
 Layout: one module per kind, named as its notebook (``regret_curves``, ``final_vs_param``,
-``heatmap``, ``min_ensemble_size``, ``table``, ``function_curve``, ``diagram``), each with
+``heatmap``, ``min_ensemble_size``, ``table``, ``function_curve``, ``diagram``, ``runtime``), each with
 ``draw(df, spec, plot) -> Figure``; ``style`` holds what they share; ``demo_data`` the demos.
 The statistics over seeds (bands, final rows, the fit through the origin) come from
 ``ensemble_bandits.stats`` and are re-exported here.
@@ -38,6 +38,7 @@ from . import (  # noqa: E402
     heatmap,
     min_ensemble_size,
     regret_curves,
+    runtime,
     table,
 )
 from ..stats import BANDS, band, final_rows, fit_through_origin, summarise  # noqa: E402
@@ -69,6 +70,7 @@ KINDS = (
     "table",
     "function_curve",
     "diagram",
+    "runtime",
 )
 SIMULATION_KINDS = ("regret_curves", "final_vs_param", "heatmap")
 
@@ -80,6 +82,7 @@ _PLOTTERS = {
     "table": table.draw,
     "function_curve": function_curve.draw,
     "diagram": diagram.draw,
+    "runtime": runtime.draw,
 }
 
 

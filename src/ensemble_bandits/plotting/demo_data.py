@@ -108,6 +108,17 @@ def build(kind: str):
                 "plot": {"vline": (3 + 5 ** 0.5) / 2, "vline_label": "b = 2.618", "ylim": [3.0, 6.0],
                          "xlabel": "growth factor b", "ylabel": "l(1/2, 3/2, T0, b)"}}
         return pd.concat(rows, ignore_index=True), spec
+    if kind == "runtime":
+        rows = []
+        for i, (curve, sel, upd) in enumerate([("GLM-ES", 0.4, 8.0), ("GLM-ES-DT100", 0.6, 11.0), ("UCB-GLM", 1.5, 5.0),
+                                               ("GLM-TSL", 2.0, 5.2), ("GLM-FPL", 0.4, 5.5)]):
+            noise = rng.lognormal(0, 0.05, 3)
+            rows.append({"panel": "Logistic bandit, d = 20, K = 50", "curve": curve, "runs": 5, "repeats": 5,
+                         "seconds_per_run": (sel + upd + 1.0) * noise[0], "seconds_sd": 0.05 * (sel + upd + 1.0),
+                         "select_per_run": sel * noise[1], "select_sd": 0.05 * sel,
+                         "update_per_run": upd * noise[2], "update_sd": 0.05 * upd})
+        spec = {**base, "title": "Demo: run time, arm selection and model update", "band": "sd", "plot": {}}
+        return pd.DataFrame(rows), spec
     # diagram
     return None, {**base, "title": "Demo: RRLS sequential dependence (Ensemble++ Fig. 5)",
                   "plot": {"diagram": "rrls"}}

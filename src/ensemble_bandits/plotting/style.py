@@ -171,7 +171,9 @@ def _curve_attr(df: pd.DataFrame, col: str) -> dict:
 
 
 def curve_styles(df: pd.DataFrame, curves, plot: dict) -> dict:
-    """curve -> dict(color=..., linestyle=...), consistent across panels."""
+    """curve -> dict(color=..., linestyle=...), consistent across panels.  ``colors`` and
+    ``linestyles`` ({curve label: matplotlib color / line style}; the key "*" sets the line style of
+    every curve not named) override the rest, e.g. a paper's "baseline gray solid, variants dashed"."""
     hue_by, style_by = plot.get("hue_by"), plot.get("style_by")
     black = set(map(str, plot.get("black") or []))
     styles = {}
@@ -205,10 +207,15 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict) -> dict:
         coloured = [c for c in curves if c not in black]
         for i, c in enumerate(coloured):
             styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
+    colors, linestyles = dict(plot.get("colors") or {}), dict(plot.get("linestyles") or {})
     for c in curves:
         styles.setdefault(c, {})
         if c in black:
             styles[c]["color"] = "black"
+        if c in colors:
+            styles[c]["color"] = colors[c]
+        if c in linestyles or "*" in linestyles:
+            styles[c]["linestyle"] = linestyles.get(c, linestyles.get("*"))
         styles[c].setdefault("linestyle", "-")
     return styles
 
