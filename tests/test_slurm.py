@@ -55,6 +55,9 @@ def slurm_cluster(base: Path, accounting: bool):
                               capture_output=True, text=True)
         if down.returncode != 0:
             print(f"slurm_ci_down.sh failed (rc {down.returncode}): {down.stdout}{down.stderr}", file=sys.stderr)
+    conf = Path("/etc/slurm/slurm.conf")   # left behind, it would stall every later SLURM client call
+    assert not (conf.exists() and conf.read_text().startswith("# written by workflow/scripts/slurm_ci_up.sh")), \
+        "slurm_ci_down.sh left its /etc/slurm/slurm.conf (naming a stopped controller) in place"
 
 
 @pytest.fixture

@@ -24,4 +24,11 @@ for d in slurmd slurmctld slurmdbd mariadbd munged; do
   fi
   rm -f "$f"
 done
+# Our slurm.conf names a controller that no longer runs: every SLURM client call (scontrol, and the
+# Snakemake SLURM plugin, which runs `scontrol show config` at import) would retry it for ~10 s.
+# Put back the file slurm_ci_up.sh found, or remove ours.
+if head -1 /etc/slurm/slurm.conf 2>/dev/null | grep -q '^# written by workflow/scripts/slurm_ci_up.sh'; then
+  if [ -e "$STATE/slurm.conf.orig" ]; then mv -f "$STATE/slurm.conf.orig" /etc/slurm/slurm.conf; else rm -f /etc/slurm/slurm.conf; fi
+  echo "slurm_ci_down: restored /etc/slurm/slurm.conf"
+fi
 exit 0

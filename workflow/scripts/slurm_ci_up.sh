@@ -104,6 +104,10 @@ if ! alive slurmctld; then
   fi
   H=$(hostname -s); NCPU=$(nproc); MEM=$(( $(free -m | awk '/^Mem:/{print $2}') - 1024 ))
   install -d /etc/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
+  # keep a slurm.conf that is not ours; slurm_ci_down.sh puts it back (or removes ours)
+  if [ -e /etc/slurm/slurm.conf ] && ! head -1 /etc/slurm/slurm.conf | grep -q '^# written by workflow/scripts/slurm_ci_up.sh'; then
+    cp -p /etc/slurm/slurm.conf "$STATE/slurm.conf.orig"
+  fi
   cat > /etc/slurm/slurm.conf <<EOF
 # written by workflow/scripts/slurm_ci_up.sh (CI single-node cluster; state in $STATE)
 ClusterName=ci
