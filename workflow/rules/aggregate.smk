@@ -7,19 +7,21 @@ localrules:
     resolve_figure,
 
 
-# Written by Snakemake itself from the registry entry it resolved for the DAG; the JSON is a
-# parameter, so an edit of the entry (or of the scales, seeds_per_job, a --configfile) rewrites it
-# and reruns the figure's aggregate, claims and figure jobs, and nothing else.
+# The registry entry Snakemake resolved for the DAG, written by a local job (a small script: no new
+# Snakemake process, no command-line size limit).  The JSON is a parameter, so an edit of the entry
+# (or of the scales, seeds_per_job, a --configfile) rewrites it and reruns the figure's aggregate,
+# claims and figure jobs, and nothing else.
 rule resolve_figure:
     output:
         paths.figure_file("{scale}", "{paper}-{fig}"),
     log:
         "results/{scale}/logs/resolve/{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         document=lambda w: registry.figure_document(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
-    run:
-        atomic.write_text_atomic(params.document, output[0])
-        atomic.write_text_atomic(f"resolved {wildcards.paper}-{wildcards.fig} at scale {wildcards.scale}\n", log[0])
+    script:
+        "../scripts/resolve_figure.py"
 
 
 rule aggregate:

@@ -6,7 +6,7 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, atomic, costs, data, paths, registry, validation
+from ensemble_bandits import ALGORITHMS_VERSION, costs, data, paths, registry, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
