@@ -31,6 +31,39 @@ def check_action_space(agent, action_space: str) -> None:
                          f"({ACTION_SPACES.get(action_space, 'unknown')})")
 
 
+class AgentClass:
+    """What the workflow needs to know about an agent class before it builds one; each class
+    overrides what differs: whether it can use an accelerator (torch on a GPU: only such agents'
+    simulate jobs request the `gpu` GPUs of the config), which hyper-parameters name a distribution
+    family (checked while the job graph is built, see distributions.FAMILIES), its ensemble size
+    (memory and cost models), its cost model, and the action spaces it can play
+    (:data:`ACTION_SPACES`: the job graph refuses any other before a job runs)."""
+
+    name = "agent"
+    uses_accelerator = False
+    distribution_params: dict = {}
+    action_spaces: tuple[str, ...] = tuple(ACTION_SPACES)
+
+    @classmethod
+    def check_action_space(cls, action_space: str) -> None:
+        """A ValueError unless the agent can play ``action_space`` (:func:`check_action_space`)."""
+        check_action_space(cls, action_space)
+
+    @classmethod
+    def ensemble_size(cls, spec: dict, horizon: int) -> int:
+        """Models the agent keeps per seed, given its registry spec (1 for a single model)."""
+        return 1
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """The agent's cost model: (seconds per round and batch, seconds per round and seed) for its
+        registry ``spec`` and the cell's dimensions ``dims`` (``runner.cell_dimensions``: d, K,
+        members, horizon), or None for the workflow's default model (``costs.py``, fitted on the
+        linear agents, whose rounds cost microseconds).  A family whose rounds cost more (a GLM fit
+        every round) declares its own."""
+        return None
+
+
 @dataclass(frozen=True)
 class Setting:
     """Static facts an agent is built from: batch size B (seeds), dimension d, number of arms K

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import distributions as dist
 from ..catalog import hyper
-from ..protocol import Setting, check_action_space
+from ..protocol import AgentClass, Setting
 from ..rng import Streams, binomial_half_fixed, words_for
 
 TIEBREAK = 1e-12  # fixed per-run random jitter: breaks exact ties (e.g. theta = 0) at random
@@ -36,38 +36,12 @@ def bmv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.matmul(a, v[:, :, None])[:, :, 0]
 
 
-class LinearAgent:
-    """Common state: the static setting, a per-run tie-break jitter and the agent streams."""
+class LinearAgent(AgentClass):
+    """Common state: the static setting, a per-run tie-break jitter and the agent streams.  What
+    the workflow reads from the class (accelerator, distribution hyper-parameters, ensemble size,
+    cost model, action spaces) is declared as in :class:`protocol.AgentClass`."""
 
     name = "linear"
-    # What the workflow needs to know before it builds an agent (each class declares its own):
-    # whether it can use an accelerator (torch on a GPU): only such agents' simulate jobs request
-    # the `gpu` GPUs of the config, numpy agents never do; which hyper-parameters name a
-    # distribution family (checked while the job graph is built, see distributions.FAMILIES);
-    # its ensemble size (memory and cost models); and the action spaces it can play
-    # (protocol.ACTION_SPACES: the job graph refuses any other before a job runs).
-    uses_accelerator = False
-    distribution_params: dict = {}
-    action_spaces: tuple[str, ...] = ("finite", "contexts", "sphere")
-
-    @classmethod
-    def check_action_space(cls, action_space: str) -> None:
-        """A ValueError unless the agent can play ``action_space`` (:func:`protocol.check_action_space`)."""
-        check_action_space(cls, action_space)
-
-    @classmethod
-    def ensemble_size(cls, spec: dict, horizon: int) -> int:
-        """Models the agent keeps per seed, given its registry spec (1 for a single model)."""
-        return 1
-
-    @classmethod
-    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
-        """The agent's cost model: (seconds per round and batch, seconds per round and seed) for its
-        registry ``spec`` and the cell's dimensions ``dims`` (``runner.cell_dimensions``: d, K,
-        members, horizon), or None for the workflow's default model (``costs.py``, fitted on the
-        linear agents, whose rounds cost microseconds).  A family whose rounds cost more (a GLM fit
-        every round) declares its own."""
-        return None
 
     def __init__(self, setting: Setting, seeds, horizon: int):
         if not isinstance(setting, Setting):

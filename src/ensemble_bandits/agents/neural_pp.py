@@ -29,6 +29,7 @@ attributes (``ensemble_size``, ``uses_accelerator``, ...) while it builds the jo
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from .. import distributions as dist
 from ..catalog import hyper
-from ..protocol import Setting, check_action_space
+from ..protocol import AgentClass, Setting
 from ..rng import Streams
 from .torch_common import from_stream, torch_device, torch_dtype
 
@@ -91,24 +92,19 @@ def trunk_size(d: int, hidden: int = 64) -> int:
     return d * hidden + hidden + hidden * hidden + hidden
 
 
-class NeuralAgent:
+class NeuralAgent(AgentClass):
     """Common machinery: the setting, the streams, the torch dtype/device, the 2-layer ReLU trunk,
     the FIFO buffer, the minibatch draw, the loss over index sets and the Adam step."""
 
     name = "neural"
     uses_accelerator = True
-    distribution_params: dict = {}
     action_spaces: tuple[str, ...] = ("finite", "contexts")
     buffer_family: str | None = None          # perturbation family stored with each datum (None: none)
 
     @classmethod
-    def check_action_space(cls, action_space: str) -> None:
-        """A ValueError unless the agent can play ``action_space`` (:func:`protocol.check_action_space`)."""
-        check_action_space(cls, action_space)
-
-    @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
-        return 1
+        """M, the index dimension or number of heads, for the classes that take one; else 1."""
+        return int(hyper(cls, spec, "M")) if "M" in inspect.signature(cls.__init__).parameters else 1
 
     @classmethod
     def outputs(cls, spec: dict) -> int:
@@ -302,10 +298,6 @@ class EnsemblePlusPlusNeural(NeuralAgent):
     distribution_params = {"reference": "vector", "update": "vector", "perturbation": "vector"}
 
     @classmethod
-    def ensemble_size(cls, spec, horizon):
-        return int(hyper(cls, spec, "M"))
-
-    @classmethod
     def param_count(cls, spec: dict, d: int) -> int:
         """The paper's count H + (2M + 1) D C + C (A.7.1; prior head included, base bias counted)."""
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
@@ -394,7 +386,25 @@ class GreedyNeural(NeuralAgent):
         return out[..., None]
 
 
-class EnsemblePlusNeural(NeuralAgent):
+class IndexedHeadsNeural(NeuralAgent):
+    """Ensemble+ and EpiNet: the same hyper-parameters (an index dimension M and the training
+    settings of :class:`NeuralAgent`); each builds its networks in ``build``."""
+
+    def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
+                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
+                 update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
+                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
+        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
+                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
+                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+        self.build()
+
+    def build(self):
+        raise NotImplementedError
+
+
+class EnsemblePlusNeural(IndexedHeadsNeural):
     """Ensemble+ (randomised-prior ensemble; spec §2.7): the trainable 64-64 trunk and M trainable heads
     Linear(D -> C) (xavier-normal weights, zero biases), plus a separate frozen prior trunk (default
     init) with M frozen prior heads (xavier-normal, zero bias); head m outputs
@@ -406,23 +416,12 @@ class EnsemblePlusNeural(NeuralAgent):
     buffer_family = "gaussian"
 
     @classmethod
-    def ensemble_size(cls, spec, horizon):
-        return int(hyper(cls, spec, "M"))
-
-    @classmethod
     def param_count(cls, spec, d):
         """The paper's count 2H + 2MDC + 2MC (prior network included)."""
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return 2 * trunk_size(d, D) + 2 * M * D * C + 2 * M * C
 
-    def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
-                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
-                 update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
-                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
-        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
-                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
-                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
-                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+    def build(self):
         B, D, C, M = self.B, self.D, self.C, self.M
         self.trunk = self.make_trunk()
         self.heads = self.xavier("heads", M, C, D, fan_in=D, fan_out=C).permute(0, 3, 1, 2).contiguous()  # (B,D,M,C)
@@ -456,7 +455,7 @@ class EnsemblePlusNeural(NeuralAgent):
         return out.transpose(2, 3) @ xi.transpose(-1, -2)                          # (B, n, C, k)
 
 
-class EpiNetNeural(NeuralAgent):
+class EpiNetNeural(IndexedHeadsNeural):
     """EpiNet (spec §2.8): base = trunk + Linear(D -> C) with bias (default init); epinet MLP
     [15, 15] (ReLU, biases) on [x, sg(h(x)), z] with M C outputs contracted with z; prior = M frozen
     MLPs [5, 5] on the raw x, outputs C, combined as sum_m prior_m(x) z_m; epinet and prior weights
@@ -469,23 +468,12 @@ class EpiNetNeural(NeuralAgent):
     EPI, PRIOR = 15, 5
 
     @classmethod
-    def ensemble_size(cls, spec, horizon):
-        return int(hyper(cls, spec, "M"))
-
-    @classmethod
     def param_count(cls, spec, d):
         """The paper's count H + 15d + 15D + 31M + 255 + 16C + M(5d + 35 + 6C)."""
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return trunk_size(d, D) + 15 * d + 15 * D + 31 * M + 255 + 16 * C + M * (5 * d + 35 + 6 * C)
 
-    def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
-                 batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
-                 update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
-                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
-        super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
-                         weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
-                         buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
-                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+    def build(self):
         torch, B, d, D, C, M, E, P = self.torch, self.B, self.d, self.D, self.C, self.M, self.EPI, self.PRIOR
         zeros = lambda *s: torch.zeros((B, *s), dtype=self.dtype, device=self.device)   # noqa: E731
         self.trunk = self.make_trunk()
