@@ -1,5 +1,7 @@
 """Helpers shared by the test modules."""
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -49,3 +51,11 @@ def final_per_seed(df):
     from ensemble_bandits.stats import final_rows
 
     return final_rows(df, keys=("seed",))
+
+
+def run_fresh_python(code: str, timeout: int = 120) -> None:
+    """Run ``code`` in a fresh interpreter (a clean ``sys.modules``) and assert that it printed "ok"
+    as its last line (what an import check needs: nothing imported by the test process counts)."""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert res.stdout.strip().endswith("ok"), res.stdout + res.stderr
+

@@ -3,11 +3,10 @@
 parameter counts, batch-split bit-identity, environments vs naive loops, lazy torch import."""
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import run_fresh_python
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -115,8 +114,7 @@ def test_importing_the_agents_imports_no_torch():
             "assert c.param_count({'M': 2}, 100) == 10945\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n"
             "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.stdout.strip() == "ok", res.stdout + res.stderr
+    run_fresh_python(code)
 
 
 SPEC_C1 = {"ensemble_pp_neural": [10945, 11201, 11713, 12737, 14785, 18881],

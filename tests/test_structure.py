@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_fresh_python
 
 from ensemble_bandits import costs, runner, validation
 from ensemble_bandits.agents import AGENTS
@@ -86,8 +87,7 @@ def test_agent_names_are_listed_without_importing_their_modules():
             "AGENTS['lints']\n"
             "assert 'ensemble_bandits.agents.linear' in sys.modules\n"
             "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.stdout.strip() == "ok", res.stdout + res.stderr
+    run_fresh_python(code)
 
 
 class _Toy(LinearAgent):

@@ -106,8 +106,8 @@ class GLMES(LinearAgent):
     @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
         """Every member refitted every round (:func:`glm_fit.fit_costs` with M = m), warm-up included;
-        plus each member's linear term (m K d)."""
-        d, K, m = dims["d"], dims["K"], dims["members"]
+        plus each member's linear term over the fit rows (m rows d)."""
+        d, m = dims["d"], dims["members"]
         rows = glm_fit.fit_rows(dims, action_space)
         per_round, per_seed = glm_fit.fit_costs(hyper(cls, spec, "solver"), int(hyper(cls, spec, "steps")), d, rows, m)
         return per_round + glm_fit.ROUND_S, per_seed + glm_fit.SEED_ROUND_S + glm_fit.GD_MAC_S * m * rows * d

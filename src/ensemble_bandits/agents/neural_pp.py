@@ -317,7 +317,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
                          buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
                          posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
         self.ref, self.upd = reference, update
-        B, D, C, M = self.B, self.D, self.C, self.M
+        D, C, M = self.D, self.C, self.M
         self.trunk = self.make_trunk()
         Wb, bb = self.linear_default("base", C, D, bias=base_bias)
         self.base = [Wb] + ([bb] if base_bias else [])
