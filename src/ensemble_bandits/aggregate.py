@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from .protocol import TIMED_PARTS
 from .registry import figure_runs
 from .stats import final_rows
 
@@ -107,7 +108,7 @@ def timing_table(table, parts: bool = False):
     ``seconds_per_run``, its ``seconds_sd`` and ``total_seconds`` (sums of per-seed values);
     ``us_per_round`` = 1e6 seconds_median / rounds.
 
-    With ``parts``: timing cells also time the agent's calls apart (runner.TIMED_PARTS), so per part P
+    With ``parts``: timing cells also time the agent's calls apart (protocol.TIMED_PARTS), so per part P
     in ``select`` (arm selection) and ``update`` (model update) the table has ``P_median`` (median
     over seeds of the seeds' medians), ``P_per_run`` and ``P_sd`` (mean and standard deviation over
     seeds), and ``P_share`` = P_median / seconds_median; NaN for curves without them (batched cells,
@@ -119,7 +120,7 @@ def timing_table(table, parts: bool = False):
         fin["_spread"] = (fin["seconds_max"] - fin["seconds_min"]) / fin["seconds"]
     else:
         fin["_spread"] = np.nan
-    parts = ("select", "update") if parts else ()     # runner.TIMED_PARTS (runner is not imported here)
+    parts = TIMED_PARTS if parts else ()
     split = {}
     for part in parts:
         col = f"seconds_{part}"

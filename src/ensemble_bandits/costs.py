@@ -36,11 +36,10 @@ def round_costs(cell: dict, dims: dict) -> tuple[float, float]:
         from .agents import AGENTS
         from .envs import ENVIRONMENTS
 
-        own = getattr(AGENTS[cell["agent"]["name"]], "round_costs", None)
-        if own is not None:
-            got = own(cell["agent"], dims, ENVIRONMENTS[cell["env"]["name"]].action_space)
-            if got is not None:
-                return float(got[0]), float(got[1])
+        got = AGENTS[cell["agent"]["name"]].round_costs(cell["agent"], dims,
+                                                         ENVIRONMENTS[cell["env"]["name"]].action_space)
+        if got is not None:
+            return float(got[0]), float(got[1])
     return default_round_costs(dims)
 
 

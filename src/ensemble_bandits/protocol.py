@@ -21,6 +21,10 @@ import numpy as np
 ACTION_SPACES = {"finite": "a finite arm set", "contexts": "per-round contexts", "sphere": "the unit sphere"}
 """The kinds of action set (:mod:`ensemble_bandits.envs.base`), and how an error message names them."""
 
+TIMED_PARTS = ("select", "update")
+"""The agent calls a timed run measures apart (arm selection, model update): run-file columns
+``seconds_<part>``; the rest of a run's ``seconds`` is the environment and the round loop."""
+
 
 def check_action_space(agent, action_space: str) -> None:
     """A ValueError unless the agent class ``agent`` (its ``name`` and ``action_spaces``) can play

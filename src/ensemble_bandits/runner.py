@@ -24,7 +24,7 @@ from . import probes
 from .agents import AGENTS
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
-from .protocol import Setting, play
+from .protocol import TIMED_PARTS, Setting, play
 
 
 def _checked(kind: str, registry: dict, spec: dict, n_args: int):
@@ -161,10 +161,6 @@ def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None)
                 progress(rnd.t, T)
     return {key: np.array(v) for key, v in cols.items()}
 
-
-# The parts of a timed run measured apart: the agent's select (arm selection, "inference") and update
-# (model update) calls; the rest of a run's ``seconds`` is the environment and the round loop.
-TIMED_PARTS = ("select", "update")
 
 # Timed runs per seed of a `timing: unbatched` cell (fixed in advance; a cell may set its own
 # `timing_repeats`).  Its `seconds` is their median; the workflow runs such a job alone.

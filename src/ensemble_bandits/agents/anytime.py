@@ -70,8 +70,6 @@ class DoublingTrick:
         """The inner agent's costs averaged over the rounds of the epochs within the horizon, each
         epoch with its own ensemble size m_i; None where the inner agent has no model of its own."""
         own, inner_spec = cls._split(spec)
-        if getattr(cls.inner, "round_costs", None) is None:
-            return None
         horizon = int(dims["horizon"])
         per_round = per_seed = 0.0
         for e in doubling_epochs(own["T0"], own["b"], horizon):
