@@ -10,7 +10,11 @@
    per-round cost should not grow with t; goal <= 1.5);
 3. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
 4. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
-   rounds, extrapolated to the paper's seeds and horizon.
+   rounds, extrapolated to the paper's seeds and horizon, per cell and in shared passes;
+5. the shared pass (also alone: --shared): microseconds per (agent, instance, round) at d = 50,
+   |X| = 10,000, each cell run alone vs G cells in one pass, for several G and score-block sizes.
+
+    python -m ensemble_bandits.bench --shared   # section 5 only
 """
 from __future__ import annotations
 
@@ -21,8 +25,8 @@ import time
 
 import numpy as np
 
-from . import registry
-from .runner import _run_batch, checkpoints, make_agent, make_env, play, simulate
+from . import registry, shared
+from .runner import _run_batch, _run_group_batch, checkpoints, make_agent, make_env, play, simulate
 
 AGENTS = {
     "LinTS": {"name": "lints", "prior_var": 1.0, "noise_sd": 0.5},
@@ -32,6 +36,7 @@ AGENTS = {
 }
 
 
+SHARED_GROUP = 32     # config/config.yaml shared_pass_group
 GRIDS = {"epp-fig8 grid (8a-e share runs)": ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"],
          "epp-fig2b grid": ["epp-fig2b"]}
 
@@ -98,6 +103,64 @@ def estimate(fids, sample_seeds: int = 10, sample_rounds: int = 60):
     return total, len(cells), max(seeds.values())
 
 
+def estimate_shared(fids, group_size: int, sample_seeds: int = 10, sample_rounds: int = 60):
+    """As :func:`estimate`, with the cells played as the workflow plays them: in shared passes
+    (registry.shared_groups) of at most ``group_size`` cells, each group timed on a sample."""
+    figs = [figure_cells(fid)[0] for fid in fids]
+    seeds = {s["key"]: s["seeds"] for fig in figs for s in fig["series"]}
+    total = 0.0
+    groups = registry.shared_groups(figs, group_size)
+    for group in groups:
+        cells = [dict(c, horizon=sample_rounds) for c in group["cells"]]
+        t0 = time.perf_counter()
+        _run_group_batch(cells, list(range(sample_seeds)), checkpoints(sample_rounds))
+        per = (time.perf_counter() - t0) / (sample_seeds * sample_rounds * len(cells))
+        total += sum(per * seeds[k] * c["horizon"] for k, c in zip(group["keys"], group["cells"]))
+    return total, len(groups)
+
+
+SHARED_ENV = {"name": "russo_finite", "d": 50, "n_arms": 10000}
+SHARED_MS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)     # TS and Ensemble++ over M, as epp-fig2b / epp-fig8
+
+
+def shared_cells(n: int, horizon: int) -> list:
+    """``n`` cells on the d = 50, |X| = 10,000 environment: TS, then Ensemble++ over M and pairs."""
+    pairs = [(r, p) for r in ("gaussian", "sphere", "coordinate") for p in ("sphere", "coordinate")]
+    agents = [{"name": "lints", "prior_var": 10.0, "noise_sd": 1.0}]
+    agents += [{"name": "ensemble_pp", "M": m, "reference": r, "perturbation": p} for (r, p) in pairs for m in SHARED_MS]
+    agents = (agents * (-(-n // len(agents))))[:n]          # repeated beyond 61: separate agents all the same
+    return [{"env": SHARED_ENV, "agent": a, "horizon": horizon} for a in agents]
+
+
+def shared_per_round(group: int, seeds: int, rounds: int = 30, score_bytes: int | None = None) -> float:
+    """Microseconds per (agent, instance, round) of ``group`` cells: alone (group = 0: the first
+    cell, run per cell) or in one shared pass; the difference of a run of 10 + ``rounds`` rounds
+    and one of 10 cancels the set-up (instances, agents)."""
+    ids = list(range(seeds))
+
+    def wall(T):
+        cells = shared_cells(max(group, 1), T)
+        t0 = time.perf_counter()
+        if group == 0:
+            _run_batch(cells[0], ids, checkpoints(T))
+        else:
+            _run_group_batch(cells, ids, checkpoints(T), score_bytes=score_bytes or shared.SCORE_BYTES)
+        return time.perf_counter() - t0
+
+    return 1e6 * (wall(10 + rounds) - wall(10)) / (max(group, 1) * seeds * rounds)
+
+
+def shared_section(seeds: int = 4):
+    print(f"\n5. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round); "
+          f"TS and Ensemble++ (M = 1 ... 1024)", flush=True)
+    alone = statistics.median(shared_per_round(0, seeds) for _ in range(3))
+    print(f"   per cell (one agent, one matrix-vector product per instance): {alone:8.1f}", flush=True)
+    for group in (8, 16, 32, 64, 128, 250):
+        for mib in (1, 4, 16):
+            us = shared_per_round(group, seeds, score_bytes=mib * 2 ** 20)
+            print(f"   shared, {group:3d} agents, score block {mib:2d} MiB: {us:8.1f}  ({alone / us:.1f}x)", flush=True)
+
+
 GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
 
 
@@ -130,10 +193,14 @@ def glm_es_per_round(seeds: int = 50, d: int = 20, K: int = 50, at=(1_000, 10_00
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="per-step costs only")
+    p.add_argument("--shared", action="store_true", help="the shared pass only (section 5)")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}")
+    if args.shared:
+        shared_section()
+        return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
     for label, agent in AGENTS.items():
@@ -154,6 +221,10 @@ def main(argv=None):
         total, cells, seeds = estimate(fids)
         print(f"   {cells} cells x up to {seeds} seeds x 1000 rounds: estimated {total / 3600:.1f} CPU-hours "
               f"({total / 3600 / 32:.2f} h on 32 cores), from timed samples of 60 rounds", flush=True)
+        total, groups = estimate_shared(fids, SHARED_GROUP)
+        print(f"   in shared passes ({groups} groups of <= {SHARED_GROUP} cells): estimated {total / 3600:.1f} "
+              f"CPU-hours", flush=True)
+    shared_section()
 
 
 if __name__ == "__main__":
