@@ -132,33 +132,55 @@ def shared_cells(n: int, horizon: int) -> list:
     return [{"env": SHARED_ENV, "agent": a, "horizon": horizon} for a in agents]
 
 
-def shared_per_round(group: int, seeds: int, rounds: int = 30, score_bytes: int | None = None) -> float:
-    """Microseconds per (agent, instance, round) of ``group`` cells: alone (group = 0: the first
-    cell, run per cell) or in one shared pass; the difference of a run of 10 + ``rounds`` rounds
-    and one of 10 cancels the set-up (instances, agents)."""
-    ids = list(range(seeds))
+def _round_time(rounds_played, skip: int, rounds: int) -> float:
+    """Wall time of ``rounds`` rounds of a round loop, after ``skip`` untimed ones."""
+    for _ in range(skip):
+        next(rounds_played)
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        next(rounds_played)
+    return time.perf_counter() - t0
 
-    def wall(T):
-        cells = shared_cells(max(group, 1), T)
-        t0 = time.perf_counter()
-        if group == 0:
-            _run_batch(cells[0], ids, checkpoints(T))
+
+def shared_per_round(group: int, seeds: int, rounds: int = 20, score_bytes: int | None = None,
+                     alone: bool = False, repeats: int = 2) -> float:
+    """Microseconds per (agent, instance, round) of the first ``group`` cells of :func:`shared_cells`,
+    in one shared pass or (``alone``) each cell on its own environment: rounds 6 .. 5 + ``rounds``
+    timed (set-up and the first rounds not), the minimum of ``repeats`` (the machine may be busy)."""
+    ids, T = list(range(seeds)), 5 + rounds
+    cells = shared_cells(group, T)
+    best = np.inf
+    for _ in range(repeats):
+        if alone:
+            wall = 0.0
+            for cell in cells:
+                env = make_env(cell["env"], ids)
+                wall += _round_time(play(env, make_agent(cell["agent"], env, ids, T), T), 5, rounds)
+                del env
         else:
-            _run_group_batch(cells, ids, checkpoints(T), score_bytes=score_bytes or shared.SCORE_BYTES)
-        return time.perf_counter() - t0
-
-    return 1e6 * (wall(10 + rounds) - wall(10)) / (max(group, 1) * seeds * rounds)
+            env = make_env(SHARED_ENV, ids)
+            agents = [make_agent(c["agent"], env, ids, T) for c in cells]
+            wall = _round_time(shared.play_group(env, agents, T, score_bytes or shared.SCORE_BYTES), 5, rounds)
+            del env, agents
+        best = min(best, wall)
+    return 1e6 * best / (group * seeds * rounds)
 
 
 def shared_section(seeds: int = 4):
-    print(f"\n5. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round); "
-          f"TS and Ensemble++ (M = 1 ... 1024)", flush=True)
-    alone = statistics.median(shared_per_round(0, seeds) for _ in range(3))
-    print(f"   per cell (one agent, one matrix-vector product per instance): {alone:8.1f}", flush=True)
+    print(f"\n5. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round) "
+          f"of G cells (TS, then Ensemble++ over M = 1 ... 1024 and 6 distribution pairs), each run alone "
+          f"vs in one shared pass (score block {shared.SCORE_BYTES // 2 ** 20} MiB; at G = 32 also 1 and 16 MiB)",
+          flush=True)
+    ts = shared_per_round(1, seeds, alone=True)
+    print(f"   TS alone (one matrix-vector product per instance and round): {ts:8.1f}", flush=True)
     for group in (8, 16, 32, 64, 128, 250):
-        for mib in (1, 4, 16):
-            us = shared_per_round(group, seeds, score_bytes=mib * 2 ** 20)
-            print(f"   shared, {group:3d} agents, score block {mib:2d} MiB: {us:8.1f}  ({alone / us:.1f}x)", flush=True)
+        alone = shared_per_round(group, seeds, alone=True)
+        together = shared_per_round(group, seeds)
+        print(f"   G = {group:3d}: alone {alone:8.1f}, shared {together:8.1f}  ({alone / together:.1f}x)", flush=True)
+        if group == 32:
+            for mib in (1, 16):
+                us = shared_per_round(group, seeds, score_bytes=mib * 2 ** 20)
+                print(f"            shared, score block {mib:2d} MiB: {us:8.1f}  ({alone / us:.1f}x)", flush=True)
 
 
 GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
