@@ -36,7 +36,7 @@ AGENTS = {
 }
 
 
-SHARED_GROUP = 32     # config/config.yaml shared_pass_group
+SHARED_GROUP = 64     # config/config.yaml shared_pass_group
 GRIDS = {"epp-fig8 grid (8a-e share runs)": ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"],
          "epp-fig2b grid": ["epp-fig2b"]}
 

@@ -169,7 +169,7 @@ def cmd_timings(args):
     per_job = args.seeds_per_job or config["seeds_per_job"]
     # a shared-pass job logs once for its group: each of its cells counts an equal share
     figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
-    group_of = {key: g for g in registry.shared_groups(list(figs.values()), config.get("shared_pass_group", 32))
+    group_of = {key: g for g in registry.shared_groups(list(figs.values()), config.get("shared_pass_group", 64))
                 for key in g["keys"]}
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
     grand, any_logged = 0.0, False

@@ -26,7 +26,7 @@ COST_NOTICE_S = 3600          # the workflow prints its estimate before runs abo
 # an environment, played in one pass) scores the thetas of all its proposing agents with one
 # matrix-matrix product per instance: the arm term of such an agent costs COST_SHARED_ARM_S per
 # seed, round and d x K instead of COST_ARM_S (measured: bench.py, section 5).
-COST_SHARED_ARM_S = 1.25e-10
+COST_SHARED_ARM_S = 1.7e-10
 
 
 def default_round_costs(dims: dict, shared: bool = False) -> tuple[float, float]:

@@ -259,7 +259,7 @@ def algorithms_stamp(w):
 # numbers either way; the groups are fixed per scale by registry.shared_groups.
 SHARED_IDS = [i for i in ALL_IDS if REGISTRY[i].get("shared_pass")]
 SHARED_GROUPS = registry.shared_groups(
-    [figure(s, i) for s in registry.SCALES for i in SHARED_IDS], config.get("shared_pass_group", 32)
+    [figure(s, i) for s in registry.SCALES for i in SHARED_IDS], config.get("shared_pass_group", 64)
 )
 
 
