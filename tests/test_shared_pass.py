@@ -143,3 +143,22 @@ def test_cost_model_knows_the_shared_pass(entries, config):
     sphere = registry.resolve(entries["epp-fig8c"], "paper", config["scales"])
     for s in sphere["series"][:3]:
         assert costs.cell_cost_seconds(s["cell"], 50, shared=True) == costs.cell_cost_seconds(s["cell"], 50)
+
+
+def test_cli_simulate_group_writes_the_run_files_of_cli_simulate(tmp_path):
+    import json
+
+    from ensemble_bandits import cli
+
+    env = {"name": "russo_finite", "d": 5, "n_arms": 50}
+    cells = [{"env": env, "agent": a, "horizon": 30} for a in ({"name": "lints"}, {"name": "ensemble_pp", "M": 4})]
+    outs = [str(tmp_path / f"g{i}" / "seeds-2-5.npz") for i in range(2)]
+    cli.main(["simulate-group", "--cells", json.dumps(cells), "--seeds", "2", "5", "--out", *outs])
+    for i, (cell, out) in enumerate(zip(cells, outs)):
+        alone = str(tmp_path / f"a{i}" / "seeds-2-5.npz")
+        cli.main(["simulate", "--cell", json.dumps(cell), "--seeds", "2", "5", "--out", alone])
+        a, b = np.load(out), np.load(alone)
+        assert _same_but_seconds(dict(a), dict(b))
+        assert json.loads((tmp_path / f"g{i}" / "cell.json").read_text()) == cell
+    with pytest.raises(SystemExit, match="2 cells but 1 output files"):
+        cli.main(["simulate-group", "--cells", json.dumps(cells), "--seeds", "0", "1", "--out", outs[0]])
