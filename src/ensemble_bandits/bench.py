@@ -166,11 +166,36 @@ def shared_per_round(group: int, seeds: int, rounds: int = 20, score_bytes: int 
     return 1e6 * best / (group * seeds * rounds)
 
 
+def scoring_per_agent(group: int, seeds: int = 8, repeats: int = 7) -> tuple[float, float]:
+    """Microseconds per (agent, instance) of the arm scoring alone at d = 50, |X| = 10,000 (the
+    product and the argmax, minimum of ``repeats``): one matrix-vector product per agent, and
+    :func:`shared.greedy_many` of ``group`` agents."""
+    env = make_env(SHARED_ENV, list(range(seeds)))
+    obs = env.observe(1)
+    agents = [make_agent({"name": "lints"}, env, list(range(seeds)), 1) for _ in range(group)]
+    thetas = [np.random.default_rng(i).standard_normal((seeds, env.d)) for i in range(group)]
+
+    def best(fn):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return 1e6 * min(times)
+
+    alone = best(lambda: agents[0].greedy(thetas[0], obs)) / seeds
+    return alone, best(lambda: shared.greedy_many(agents, thetas, obs)) / (seeds * group)
+
+
 def shared_section(seeds: int = 4):
     print(f"\n5. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round) "
           f"of G cells (TS, then Ensemble++ over M = 1 ... 1024 and 6 distribution pairs), each run alone "
           f"vs in one shared pass (score block {shared.SCORE_BYTES // 2 ** 20} MiB; at G = 32 also 1 and 16 MiB)",
           flush=True)
+    for group in (8, 32, 64, 128, 250):
+        alone, together = scoring_per_agent(group)
+        print(f"   arm scoring only, G = {group:3d}: one product per agent {alone:6.1f}, shared {together:6.1f} "
+              f"({alone / together:.1f}x)", flush=True)
     ts = shared_per_round(1, seeds, alone=True)
     print(f"   TS alone (one matrix-vector product per instance and round): {ts:8.1f}", flush=True)
     for group in (8, 16, 32, 64, 128, 250):

@@ -25,8 +25,9 @@ COST_NOTICE_S = 3600          # the workflow prints its estimate before runs abo
 # A shared pass (ensemble_bandits.shared: the cells of a figure with `shared_pass: true` that share
 # an environment, played in one pass) scores the thetas of all its proposing agents with one
 # matrix-matrix product per instance: the arm term of such an agent costs COST_SHARED_ARM_S per
-# seed, round and d x K instead of COST_ARM_S (measured: bench.py, section 5).
-COST_SHARED_ARM_S = 1.7e-10
+# seed, round and d x K instead of COST_ARM_S (bench.py, section 5, arm scoring only: 4.1x at
+# the default group size 64).
+COST_SHARED_ARM_S = 1.2e-10
 
 
 def default_round_costs(dims: dict, shared: bool = False) -> tuple[float, float]:
