@@ -21,7 +21,7 @@ from helpers import copy_project
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
-KNOWN_KEYS = "known keys: data_dir, data_fetch, gpu, scale, scales, seeds_per_job, skip"
+KNOWN_KEYS = "known keys: data_dir, data_fetch, gpu, scale, scales, seeds_per_job, shared_pass_group, skip"
 
 
 def resolved(entries, config, scale, ids=None):
@@ -332,9 +332,9 @@ def test_bare_figure_id_builds_that_figure_without_a_cost_notice(project):
 @pytest.mark.workflow
 def test_expensive_targets_get_a_cost_notice_once(project, entries, config):
     """A file target at paper scale (the notice follows the targets, not the configured scale)."""
-    grid = costs.cost_summary(costs.run_costs(resolved(entries, config, "paper", ["epp-fig8d"]), 50))
+    grid = costs.cost_summary(costs.run_costs(resolved(entries, config, "paper", ["epp-fig8b"]), 50))
     assert grid["seconds"] > costs.COST_NOTICE_S
-    res = _dry_run(project, "figures/paper/epp-fig8d.pdf", "--config", "scale=smoke")
+    res = _dry_run(project, "figures/paper/epp-fig8b.pdf", "--config", "scale=smoke")
     assert res.returncode == 0, res.output[-3000:]
     assert res.output.count("Estimated cost of this run: about ") == 1, res.output[-3000:]
     assert (f"CPU time in {grid['jobs']:,} simulation jobs ({grid['cells']:,} cells; scale paper, "

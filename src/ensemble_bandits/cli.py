@@ -56,6 +56,25 @@ def cmd_simulate(args):
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
 
+def cmd_simulate_group(args):
+    """One job of a shared pass: the cells (one environment spec and horizon) for a block of seeds,
+    one pass, one .npz run file per cell (``--out`` in the order of ``--cells``)."""
+    from .atomic import write_columns_atomic, write_text_atomic
+    from .runner import simulate_group_columns
+
+    cells = json.loads(args.cells)
+    if len(cells) != len(args.out):
+        raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
+    seeds = list(range(args.seeds[0], args.seeds[1]))
+    t0 = time.perf_counter()
+    print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
+          f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
+    for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True), args.out):
+        write_columns_atomic(cols, out)
+        write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
+    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+
+
 def figure_spec(fig: dict) -> dict:
     entry = fig["entry"]
     plotted = [c for c in fig["curves"]
@@ -148,19 +167,26 @@ def cmd_timings(args):
                          f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
+    # a shared-pass job logs once for its group: each of its cells counts an equal share
+    figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
+    group_of = {key: g for g in registry.shared_groups(list(figs.values()), config.get("shared_pass_group", 64))
+                for key in g["keys"]}
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
     grand, any_logged = 0.0, False
     for fid in args.ids or sorted(entries):
-        fig = registry.resolve(entries[fid], args.scale, config["scales"])
+        fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
         secs, found = 0.0, 0
         for f in runs:
-            m = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f)
-            log = paths.simulate_log(args.scale, *m.groups())
+            key, start, end = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f).groups()
+            share, log = 1, paths.simulate_log(args.scale, key, start, end)
+            if not os.path.exists(log) and key in group_of:
+                share = len(group_of[key]["keys"])
+                log = paths.simulate_log(args.scale, f"group-{group_of[key]['id']}", start, end)
             if os.path.exists(log):
                 hit = re.search(r"done in ([0-9.]+) s", open(log).read())
                 if hit:
-                    secs += float(hit.group(1))
+                    secs += float(hit.group(1)) / share
                     found += 1
         grand += secs
         any_logged = any_logged or found > 0
@@ -235,6 +261,13 @@ def main(argv=None):
     s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_simulate)
+
+    g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "
+                                              "block of seeds -> one .npz run file per cell")
+    g.add_argument("--cells", required=True, help="JSON list of cell specs (one environment spec and horizon)")
+    g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
+    g.add_argument("--out", required=True, nargs="+", help="run files, one per cell, in order")
+    g.set_defaults(fn=cmd_simulate_group)
 
     figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"
     a = sub.add_parser("aggregate", help="run files of a figure -> its table (parquet) and plot spec (JSON)")

@@ -4,7 +4,7 @@ measurement."""
 from __future__ import annotations
 
 from .paths import run_file
-from .registry import figure_runs, seed_blocks
+from .registry import figure_runs, seed_blocks, shared_groups
 
 
 # Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
@@ -22,50 +22,71 @@ COST_SEED_ROUND_S = 1.3e-6    # per seed and round
 COST_ARM_S = 5e-10            # per seed, round and d x K (scoring the arms of a finite arm set)
 COST_MEMBER_S = 4e-9          # per seed, round and M x d (ensemble members)
 COST_NOTICE_S = 3600          # the workflow prints its estimate before runs above this
+# A shared pass (ensemble_bandits.shared: the cells of a figure with `shared_pass: true` that share
+# an environment, played in one pass) scores the thetas of all its proposing agents with one
+# matrix-matrix product per instance: the arm term of such an agent costs COST_SHARED_ARM_S per
+# seed, round and d x K instead of COST_ARM_S (bench.py, section 5, arm scoring only: 4.1x at
+# the default group size 64).
+COST_SHARED_ARM_S = 1.2e-10
 
 
-def default_round_costs(dims: dict) -> tuple[float, float]:
-    """(seconds per round and batch, seconds per round and seed) of the default model above."""
+def default_round_costs(dims: dict, shared: bool = False) -> tuple[float, float]:
+    """(seconds per round and batch, seconds per round and seed) of the default model above;
+    ``shared``: the agent's arms are scored in a shared pass."""
     d, arms, members = dims["d"], max(dims["K"], 1), dims["members"]
-    return COST_ROUND_S, COST_SEED_ROUND_S + COST_ARM_S * d * arms + COST_MEMBER_S * members * d
+    arm = COST_SHARED_ARM_S if shared else COST_ARM_S
+    return COST_ROUND_S, COST_SEED_ROUND_S + arm * d * arms + COST_MEMBER_S * members * d
 
 
-def round_costs(cell: dict, dims: dict) -> tuple[float, float]:
-    """The two costs of ``cell``'s rounds: its agent class's ``round_costs``, or the default model."""
+def round_costs(cell: dict, dims: dict, shared: bool = False) -> tuple[float, float]:
+    """The two costs of ``cell``'s rounds: its agent class's ``round_costs``, or the default model
+    (``shared``: played in a shared pass, where an agent that ``proposes`` a theta has its arms
+    scored together with the other agents')."""
     if "experiment" not in cell:
         from .agents import AGENTS
         from .envs import ENVIRONMENTS
 
-        got = AGENTS[cell["agent"]["name"]].round_costs(cell["agent"], dims,
-                                                         ENVIRONMENTS[cell["env"]["name"]].action_space)
+        cls, space = AGENTS[cell["agent"]["name"]], ENVIRONMENTS[cell["env"]["name"]].action_space
+        got = cls.round_costs(cell["agent"], dims, space)
         if got is not None:
             return float(got[0]), float(got[1])
+        return default_round_costs(dims, shared and getattr(cls, "proposes", False) and space != "sphere")
     return default_round_costs(dims)
 
 
-def cell_cost_seconds(cell: dict, n_seeds: int) -> float:
+def cell_cost_seconds(cell: dict, n_seeds: int, shared: bool = False) -> float:
     """Estimated CPU seconds of one simulate job: ``cell`` for a block of ``n_seeds`` seeds (see
-    the cost model above; the cell's dimensions and costs are those its classes declare).  Used for
-    the SLURM runtime request of a job (with a safety factor) and for ``cli estimate`` and the
-    workflow's notice before an expensive run."""
+    the cost model above; the cell's dimensions and costs are those its classes declare); with
+    ``shared``, the cell's part of a shared-pass job.  Used for the SLURM runtime request of a job
+    (with a safety factor) and for ``cli estimate`` and the workflow's notice before an expensive run."""
     from .runner import cell_dimensions
 
     dims = cell_dimensions(cell)
-    per_round, per_seed = round_costs(cell, dims)
+    per_round, per_seed = round_costs(cell, dims, shared)
     batches = n_seeds if cell.get("timing") == "unbatched" else 1        # unbatched: one seed at a time
     return dims["runs"] * dims["horizon"] * (batches * per_round + n_seeds * per_seed)
 
 
+def group_cost_seconds(cells: list, n_seeds: int) -> float:
+    """Estimated CPU seconds of one shared-pass job: ``cells`` for a block of ``n_seeds`` seeds."""
+    return sum(cell_cost_seconds(cell, n_seeds, shared=True) for cell in cells)
+
+
+def shared_keys(figs: list) -> set:
+    """(scale, key) of the cells that the workflow plays in shared passes (registry.shared_groups)."""
+    return {(g["scale"], key) for g in shared_groups(figs, 1) for key in g["keys"]}
+
+
 def run_costs(figs: list, per_job: int) -> dict:
-    """Run file -> estimated CPU seconds of its job, over resolved figures (a run file that
-    several figures share is one job, counted once)."""
-    costs = {}
+    """Run file -> estimated CPU seconds of its job (of its part of a shared-pass job), over
+    resolved figures (a run file that several figures share is one job, counted once)."""
+    costs, shared = {}, shared_keys(figs)
     for fig in figs:
         for s in fig["series"]:
             for a, b in seed_blocks(s["seeds"], per_job):
                 path = run_file(fig["scale"], s["key"], a, b)
                 if path not in costs:
-                    costs[path] = cell_cost_seconds(s["cell"], b - a)
+                    costs[path] = cell_cost_seconds(s["cell"], b - a, shared=(fig["scale"], s["key"]) in shared)
     return costs
 
 

@@ -226,6 +226,33 @@ def figure_runs(fig: dict, per_job: int) -> list:
     return _unique(files)
 
 
+def shared_groups(figs: list, group_size: int) -> list:
+    """The shared-pass jobs' cell groups (:mod:`ensemble_bandits.shared`) of the resolved figures
+    whose entry says ``shared_pass: true``: their distinct agent cells (no coupled experiment, no
+    timing cell), grouped by scale, environment spec and horizon, each group split into near-equal
+    parts of at most ``group_size`` cells in key order.  A cell is in exactly one group per scale.
+    Each group: {"id", "scale", "keys", "cells"}; the id is a hash of its scale and keys."""
+    by_env = {}
+    for fig in figs:
+        if not fig["entry"].get("shared_pass"):
+            continue
+        for s in fig["series"]:
+            cell = s["cell"]
+            if "experiment" in cell or cell.get("timing") == "unbatched":
+                continue
+            env = (fig["scale"], json.dumps(cell["env"], sort_keys=True), int(cell["horizon"]))
+            by_env.setdefault(env, {})[s["key"]] = cell
+    groups = []
+    for (scale, _, _), cells in sorted(by_env.items()):
+        keys = sorted(cells)
+        parts = -(-len(keys) // max(1, int(group_size)))
+        for i in range(parts):
+            part = keys[i * len(keys) // parts:(i + 1) * len(keys) // parts]
+            gid = hashlib.sha1(json.dumps([scale, part]).encode()).hexdigest()[:12]
+            groups.append({"id": gid, "scale": scale, "keys": part, "cells": [cells[k] for k in part]})
+    return groups
+
+
 def all_cells(figs: list) -> dict:
     """key -> cell over resolved figures (consistency-checked)."""
     cells = {}

@@ -20,7 +20,7 @@ from time import perf_counter as _split_clock   # the select/update clock (bound
 import numpy as np
 
 from . import distributions as dist
-from . import probes
+from . import probes, shared
 from .agents import AGENTS
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
@@ -136,6 +136,31 @@ def _time_calls(agent, spent: dict) -> None:
     agent.select, agent.update = timed_select, timed_update
 
 
+class _Record:
+    """Cumulative pseudo-regret of one agent's batch, and its columns (regret[, probes]) at the
+    checkpoint rounds ``cps``."""
+
+    def __init__(self, agent, n_seeds: int, cps):
+        self.probe = probes.for_agent(agent)
+        self.cum, self.cps, self.k = np.zeros(n_seeds), cps, 0
+        self.cols = {"regret": []}
+
+    def add(self, t: int, regret, agent, env) -> bool:
+        """Add round ``t``'s regret; at a checkpoint, record the columns and return True."""
+        self.cum += regret
+        if t != self.cps[self.k]:
+            return False
+        self.cols["regret"].append(self.cum.copy())
+        if self.probe is not None:
+            for key, val in self.probe(agent, env).items():
+                self.cols.setdefault(key, []).append(val)
+        self.k += 1
+        return True
+
+    def columns(self) -> dict:
+        return {key: np.array(v) for key, v in self.cols.items()}
+
+
 def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None):
     """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``.
     ``spent``: a dict whose ``select`` and ``update`` entries accumulate the wall time of the agent's
@@ -145,21 +170,52 @@ def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None)
     agent = make_agent(cell["agent"], env.setting, seeds, T)
     if spent is not None:
         _time_calls(agent, spent)
-    probe = probes.for_agent(agent)
-    cum = np.zeros(len(seeds))
-    cols = {"regret": []}
-    k = 0
+    rec = _Record(agent, len(seeds), cps)
     for rnd in play(env, agent, T):
-        cum += rnd.regret
-        if rnd.t == cps[k]:
-            cols["regret"].append(cum.copy())
-            if probe is not None:
-                for key, val in probe(agent, env).items():
-                    cols.setdefault(key, []).append(val)
-            k += 1
-            if progress:
-                progress(rnd.t, T)
-    return {key: np.array(v) for key, v in cols.items()}
+        if rec.add(rnd.t, rnd.regret, agent, env) and progress:
+            progress(rnd.t, T)
+    return rec.columns()
+
+
+def check_group(cells: list) -> None:
+    """A ValueError unless ``cells`` can share one pass: agent cells (no coupled experiment, no
+    timing cell) with one environment spec and one horizon."""
+    if not cells:
+        raise ValueError("a shared pass needs at least one cell")
+    for c in cells:
+        if "experiment" in c or c.get("timing") == "unbatched":
+            raise ValueError("a shared pass plays agent cells only (no experiment, no timing cell)")
+        if c["env"] != cells[0]["env"] or int(c["horizon"]) != int(cells[0]["horizon"]):
+            raise ValueError(f"cells of a shared pass need one environment and horizon; got {cells[0]['env']}, "
+                             f"T={cells[0]['horizon']} and {c['env']}, T={c['horizon']}")
+
+
+def _run_group_batch(cells: list, seeds, cps, progress=None, score_bytes: int = shared.SCORE_BYTES) -> list:
+    """The shared pass (:mod:`ensemble_bandits.shared`) of ``cells`` for ``seeds``: one environment,
+    every cell's agent in lockstep; per cell the columns :func:`_run_batch` returns."""
+    T = int(cells[0]["horizon"])
+    env = make_env(cells[0]["env"], seeds)
+    agents = [make_agent(c["agent"], env.setting, seeds, T) for c in cells]
+    recs = [_Record(agent, len(seeds), cps) for agent in agents]
+    for rnd in shared.play_group(env, agents, T, score_bytes):
+        hit = [rec.add(rnd.t, regret, agent, env) for rec, regret, agent in zip(recs, rnd.regret, agents)]
+        if hit[0] and progress:
+            progress(rnd.t, T)
+    return [rec.columns() for rec in recs]
+
+
+def group_batch_size(cells: list, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
+    """Seeds per numpy batch of a shared pass, bounded by a rough memory estimate: the environment
+    once (arm features and their transpose), per agent its members, Gram matrices, tie-break
+    jitter and stream buffers."""
+    return int(max(1, min(n_seeds, budget_bytes // group_seed_bytes(cells), 256)))
+
+
+def group_seed_bytes(cells: list) -> float:
+    """Rough memory of one seed of a shared pass of ``cells`` (see :func:`group_batch_size`)."""
+    dims = [cell_dimensions(c) for c in cells]
+    d, K = dims[0]["d"], dims[0]["K"]
+    return 8.0 * (2 * K * d + 2 * K + sum(3 * x["members"] * d + 4 * d * d + K + 4 * 4096 for x in dims))
 
 
 # Timed runs per seed of a `timing: unbatched` cell (fixed in advance; a cell may set its own
@@ -251,22 +307,55 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
         return _timed_columns(cell, seeds, cps, reps, verbose)
     size = max_batch or batch_size(cell, len(seeds))
     parts = []
-    for start in range(0, len(seeds), size):
-        block = seeds[start:start + size]
-        progress = None
-        if verbose:
-            def progress(t, T, block=block):
-                if t == T or t % max(1, T // 10) == 0:
-                    print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}", file=sys.stderr, flush=True)
+    for block in _blocks(seeds, size):
         t0 = time.perf_counter()
-        res = _run_batch(cell, block, cps, progress)
-        secs = (time.perf_counter() - t0) / len(block)
-        n = len(cps)
-        cols = {"seed": np.repeat(np.asarray(block, dtype=np.int64), n), "t": np.tile(cps, len(block))}
-        for key, val in res.items():
-            cols[key] = val.T.reshape(-1)
-        cols["seconds"] = np.full(n * len(block), secs)
-        parts.append(cols)
+        res = _run_batch(cell, block, cps, _progress(block) if verbose else None)
+        parts.append(_long_table(block, cps, res, (time.perf_counter() - t0) / len(block)))
+    return _concat(parts)
+
+
+def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, verbose: bool = False,
+                           score_bytes: int = shared.SCORE_BYTES) -> list:
+    """The run tables of ``cells`` (one environment spec and horizon, :func:`check_group`) for
+    ``seeds`` from one shared pass (:mod:`ensemble_bandits.shared`): per cell, the columns of
+    :func:`simulate_columns` with the same numbers, except ``seconds``: the wall time of the
+    pass's batch divided by its seeds and by the number of cells."""
+    check_group(cells)
+    seeds = [int(s) for s in seeds]
+    cps = checkpoints(int(cells[0]["horizon"]))
+    size = max_batch or group_batch_size(cells, len(seeds))
+    parts = [[] for _ in cells]
+    for block in _blocks(seeds, size):
+        t0 = time.perf_counter()
+        res = _run_group_batch(cells, block, cps, _progress(block) if verbose else None, score_bytes)
+        secs = (time.perf_counter() - t0) / (len(block) * len(cells))
+        for part, cols in zip(parts, res):
+            part.append(_long_table(block, cps, cols, secs))
+    return [_concat(p) for p in parts]
+
+
+def _blocks(seeds: list, size: int):
+    return [seeds[start:start + size] for start in range(0, len(seeds), size)]
+
+
+def _progress(block):
+    def progress(t, T):
+        if t == T or t % max(1, T // 10) == 0:
+            print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}", file=sys.stderr, flush=True)
+    return progress
+
+
+def _long_table(block, cps, res: dict, secs: float) -> dict:
+    """One batch's columns (checkpoints x seeds) as the long table (seed, t, ..., seconds)."""
+    n = len(cps)
+    cols = {"seed": np.repeat(np.asarray(block, dtype=np.int64), n), "t": np.tile(cps, len(block))}
+    for key, val in res.items():
+        cols[key] = val.T.reshape(-1)
+    cols["seconds"] = np.full(n * len(block), secs)
+    return cols
+
+
+def _concat(parts: list) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 

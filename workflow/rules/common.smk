@@ -251,3 +251,19 @@ def algorithms_stamp(w):
     from ensemble_bandits.runner import timing_repeats
 
     return f"{ALGORITHMS_VERSION}; timing: median of {timing_repeats(cell(w.scale, w.key))} runs per seed, run alone"
+
+
+# Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says
+# `shared_pass: true` are played in groups that share an environment spec and horizon, one job per
+# (group, seed block) writing every cell's run file (simulate.smk).  A cell's run file has the same
+# numbers either way; the groups are fixed per scale by registry.shared_groups.
+SHARED_IDS = [i for i in ALL_IDS if REGISTRY[i].get("shared_pass")]
+SHARED_GROUPS = registry.shared_groups(
+    [figure(s, i) for s in registry.SCALES for i in SHARED_IDS], config.get("shared_pass_group", 64)
+)
+
+
+def group_cost_minutes(group, w):
+    """SLURM runtime request (minutes) of a shared-pass job, as cost_minutes for one cell."""
+    seconds = costs.group_cost_seconds(group["cells"], int(w.end) - int(w.start))
+    return int(RUNTIME_SAFETY * seconds / 60) + 10

@@ -38,3 +38,35 @@ rule simulate:
         "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "
         "--seeds {wildcards.start} {wildcards.end} --out {output}"
+
+
+# Shared-pass jobs: one rule per group of cells (registry.shared_groups, common.smk), whose outputs
+# are the run files of all its cells for one seed block: one environment, every agent in lockstep
+# (python -m ensemble_bandits.cli simulate-group).  The per-cell rule above could write the same
+# files: the ruleorder prefers the group (same numbers either way; tests/test_shared_pass.py).
+for _group in SHARED_GROUPS:
+
+    rule:
+        name:
+            f"simulate_group_{_group['scale']}_{_group['id']}"
+        output:
+            [paths.run_file(_group["scale"], key, "{start}", "{end}") for key in _group["keys"]],
+        log:
+            paths.simulate_log(_group["scale"], f"group-{_group['id']}", "{start}", "{end}"),
+        conda:
+            "../envs/pipeline.yaml"
+        threads: 1
+        resources:
+            runtime=lambda w, g=_group: group_cost_minutes(g, w),
+            mem_mb=2500,
+            cpus_per_task=1,
+        params:
+            logged=LOGGED,
+            cells=shlex.quote(json.dumps(_group["cells"], sort_keys=True)),
+            algorithms=ALGORITHMS_VERSION,
+        shell:
+            "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
+            "{params.logged} {log} python -m ensemble_bandits.cli simulate-group --cells {params.cells} "
+            "--seeds {wildcards.start} {wildcards.end} --out {output}"
+
+    workflow.ruleorder(f"simulate_group_{_group['scale']}_{_group['id']}", "simulate")

@@ -57,6 +57,19 @@ class LinearAgent(AgentClass):
         else:
             self.jitter = TIEBREAK * self.streams.per_seed("tiebreak", lambda g: g.random(self.K))
 
+    proposes = False
+    """Whether the agent's arm is always ``greedy(propose(t, obs), obs)``: then a shared pass
+    (:mod:`ensemble_bandits.shared`) may score its theta together with other agents' thetas."""
+
+    def propose(self, t: int, obs) -> np.ndarray:
+        """The round's sampled parameter theta (B, d), whose greedy arm is the agent's choice (agents
+        with ``proposes``); it draws exactly the random numbers ``select`` draws."""
+        raise NotImplementedError(f"{self.name} chooses its arm otherwise than greedily on one theta")
+
+    def select(self, t: int, obs) -> np.ndarray:
+        """The round's arm: greedy on the proposed theta (agents that do otherwise override this)."""
+        return self.greedy(self.propose(t, obs), obs)
+
     def greedy(self, theta: np.ndarray, obs) -> np.ndarray:
         """argmax_x x^T theta over the arm set (finite), or theta/|theta| (sphere; a uniformly random
         direction where theta = 0, as in the Ensemble++ authors' code)."""
@@ -122,15 +135,15 @@ class LinTS(LinearAgent):
             self._b = np.zeros((self.B, self.d))
         self.z = self.streams("sample", "normal")
 
-    def select(self, t, obs):
+    proposes = True
+
+    def propose(self, t, obs):
         z = self.z.take(self.d)
         if self.sampler == "cholesky":
             chol = np.linalg.cholesky(self.ridge.Vinv)
-            theta = self.ridge.mean() + self.noise_sd * bmv(chol, z)
-        else:
-            w = np.matmul(self._b[:, None, :], self.F)[:, 0, :] + self.noise_sd * z
-            theta = bmv(self.F, w)
-        return self.greedy(theta, obs)
+            return self.ridge.mean() + self.noise_sd * bmv(chol, z)
+        w = np.matmul(self._b[:, None, :], self.F)[:, 0, :] + self.noise_sd * z
+        return bmv(self.F, w)
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)
@@ -372,8 +385,10 @@ class EnsembleSampling(LinearAgent):
             return np.full(self.B, (t - 1) % self.m)
         return np.minimum((self.j.take(1)[:, 0] * self.m).astype(np.int64), self.m - 1)
 
-    def select(self, t, obs):
-        return self.greedy(bmv(self.ridge.Vinv, self.S[self.rows, self.member(t)]), obs)
+    proposes = True
+
+    def propose(self, t, obs):
+        return bmv(self.ridge.Vinv, self.S[self.rows, self.member(t)])
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)
@@ -423,8 +438,10 @@ class EnsemblePlusPlus(LinearAgent):
     def theta(self, zeta):
         return bmv(self.ridge.Vinv, self.ridge.b + bmv(self.P, zeta))
 
-    def select(self, t, obs):
-        return self.greedy(self.theta(dist.reference(self.ref, self.zeta, self.M)), obs)
+    proposes = True
+
+    def propose(self, t, obs):
+        return self.theta(dist.reference(self.ref, self.zeta, self.M))
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)

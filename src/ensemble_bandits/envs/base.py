@@ -70,9 +70,19 @@ class Environment:
 
     def step(self, arms: np.ndarray):
         """Pull ``arms`` (B,) (action vectors (B, d) on the sphere): returns (rewards, pseudo-regret), each (B,)."""
-        mean = self.mean_reward(arms)
+        return self.step_many([arms])[0]
+
+    def step_many(self, arms_list):
+        """One round for several agents at once (a shared pass): each entry of ``arms_list`` is one
+        agent's ``arms``; returns one (rewards, pseudo-regret) pair per entry.  The round's noise is
+        drawn once and used for every entry, as each agent's own run would draw it, so every entry's
+        numbers are those of :meth:`step` on its own copy of the environment."""
         noise = self._noise.take(1)[:, 0]
-        return self._reward(mean, noise), self.best - mean
+        out = []
+        for arms in arms_list:
+            mean = self.mean_reward(arms)
+            out.append((self._reward(mean, noise), self.best - mean))
+        return out
 
     def _reward(self, mean, noise):
         return mean + self.noise_sd * noise
