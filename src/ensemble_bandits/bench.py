@@ -9,12 +9,12 @@
    steps, 50 seeds batched, at t ~ 10^3 and t ~ 10^4, and their ratio (per-arm statistics: the
    per-round cost should not grow with t; goal <= 1.5);
 3. wall time of phe-fig1 at paper scale (every cell of the registry, run here, one core);
-4. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
+4., 5. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
    rounds, extrapolated to the paper's seeds and horizon, per cell and in shared passes;
-5. the shared pass (also alone: --shared): microseconds per (agent, instance, round) at d = 50,
+6. the shared pass (also alone: --shared): microseconds per (agent, instance, round) at d = 50,
    |X| = 10,000, each cell run alone vs G cells in one pass, for several G and score-block sizes.
 
-    python -m ensemble_bandits.bench --shared   # section 5 only
+    python -m ensemble_bandits.bench --shared   # section 6 only
 """
 from __future__ import annotations
 
@@ -187,8 +187,8 @@ def scoring_per_agent(group: int, seeds: int = 8, repeats: int = 7) -> tuple[flo
     return alone, best(lambda: shared.greedy_many(agents, thetas, obs)) / (seeds * group)
 
 
-def shared_section(seeds: int = 4):
-    print(f"\n5. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round) "
+def shared_section(seeds: int = 4, number: int = 6):
+    print(f"\n{number}. shared pass, d = 50, |X| = 10,000, {seeds} seeds: microseconds per (agent, instance, round) "
           f"of G cells (TS, then Ensemble++ over M = 1 ... 1024 and 6 distribution pairs), each run alone "
           f"vs in one shared pass (score block {shared.SCORE_BYTES // 2 ** 20} MiB; at G = 32 also 1 and 16 MiB)",
           flush=True)

@@ -256,10 +256,12 @@ def algorithms_stamp(w):
 # Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says
 # `shared_pass: true` are played in groups that share an environment spec and horizon, one job per
 # (group, seed block) writing every cell's run file (simulate.smk).  A cell's run file has the same
-# numbers either way; the groups are fixed per scale by registry.shared_groups.
+# numbers either way; the groups are fixed per scale by registry.shared_groups.  Only the configured
+# scale gets group rules (resolving every scale's grids would slow every Snakemake start by about
+# 3 s); run files of another scale, asked for by path, come from the per-cell rule, same numbers.
 SHARED_IDS = [i for i in ALL_IDS if REGISTRY[i].get("shared_pass")]
 SHARED_GROUPS = registry.shared_groups(
-    [figure(s, i) for s in registry.SCALES for i in SHARED_IDS], config.get("shared_pass_group", 64)
+    [figure(SCALE, i) for i in SHARED_IDS], config.get("shared_pass_group", 64)
 )
 
 
