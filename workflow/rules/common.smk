@@ -260,9 +260,7 @@ def algorithms_stamp(w):
 # scale gets group rules (resolving every scale's grids would slow every Snakemake start by about
 # 3 s); run files of another scale, asked for by path, come from the per-cell rule, same numbers.
 SHARED_IDS = [i for i in ALL_IDS if REGISTRY[i].get("shared_pass")]
-SHARED_GROUPS = registry.shared_groups(
-    [figure(SCALE, i) for i in SHARED_IDS], config.get("shared_pass_group", 64)
-)
+SHARED_GROUPS = registry.shared_groups([figure(SCALE, i) for i in SHARED_IDS], config.get("shared_pass_group", 64))
 
 
 def group_cost_minutes(group, w):
