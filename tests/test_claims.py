@@ -539,6 +539,17 @@ def test_premise(premise_status):
     assert second["status"] == premise_status and f"premise 'first': {premise_status}" in second["numbers"]
 
 
+def test_after_round():
+    """A claim on runs that end by round t is not measured (inconclusive, even if its checks pass)."""
+    table = long_table(paired(-10.0))                    # final checkpoint t = T
+    [res] = claims.evaluate(_entry(BEATS, {"fn": "after_round", "args": {"t": T - 1}}), table)
+    assert res["status"] == REPRODUCED
+    [res] = claims.evaluate(_entry(BEATS, {"fn": "after_round", "args": {"t": T}}), table, scale="smoke")
+    assert res["status"] == INCONCLUSIVE and f"the runs end at t = {T}, not after round {T}" in res["numbers"]
+    with pytest.raises(ClaimError, match="after_round needs one integer round"):
+        claims.validate_names(_entry(BEATS, {"fn": "after_round", "args": {"t": "50"}}), ["A", "B"], ["P"])
+
+
 BLOCKS = {"fn": "seed_blocks", "args": {"primary": [0, 30], "replicate": [200, 230]}}
 
 

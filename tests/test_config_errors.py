@@ -195,6 +195,34 @@ def test_glm_cost_model_is_calibrated_on_measured_rounds(env, agent, B, T, us):
     assert us / 2 < model_us < 2 * us, (agent["name"], model_us, us)
 
 
+# Milliseconds per round of a batch of B seeds of the glmes neural agents (neural_es.round_costs),
+# measured on the same machine, torch on one CPU thread, under load (about 4): runner.simulate of
+# (B seeds, T rounds) on the quadratic bandit, d = 20, K = 50 (T = 150; N = 50 at T = 100) and
+# d = 50, K = 500 (T = 10, construction included).
+_Q20 = {"name": "glmes_quadratic", "d": 20, "n_arms": 50, "noise_sd": 0.5}
+_Q50 = {"name": "glmes_quadratic", "d": 50, "n_arms": 500, "noise_sd": 0.5}
+_NES = {"name": "neural_es", "m": 10, "lam": 1, "scale": 0.1, "L": 3, "N": 20}
+_NTS, _NUCB = {"name": "neural_ts", "nu": 1.0, "lam": 1.0}, {"name": "neural_ucb", "gamma": 1.0, "lam": 1.0}
+_NPHE = {"name": "neural_phe", "scale": 0.1, "lam": 1.0}
+NEURAL_MEASURED_MS = [  # (env, agent, seeds B, rounds T, milliseconds per round of the batch)
+    (_Q20, _NES, 1, 150, 47.2), (_Q20, _NES, 2, 150, 61.9), (_Q20, _NES, 5, 150, 96.2),
+    (_Q20, {"name": "neural_es_anytime", "T0": 100, "b": 2.618033988749895}, 1, 150, 36.9),
+    (_Q20, {**_NES, "N": 50}, 1, 100, 72.9), (_Q20, {**_NES, "N": 50}, 2, 100, 98.7),
+    (_Q20, _NTS, 1, 150, 32.9), (_Q20, _NTS, 5, 150, 115.5), (_Q20, _NUCB, 1, 150, 39.2), (_Q20, _NUCB, 5, 150, 101.3),
+    (_Q20, _NPHE, 1, 150, 21.9), (_Q20, _NPHE, 5, 150, 28.6),
+    (_Q50, _NES, 1, 10, 295.0), (_Q50, _NES, 2, 10, 629.0), (_Q50, _NTS, 1, 10, 136.0), (_Q50, _NTS, 2, 10, 355.0),
+    (_Q50, _NUCB, 1, 10, 131.0), (_Q50, _NPHE, 1, 10, 41.0), (_Q50, _NPHE, 2, 10, 65.0),
+]
+
+
+@pytest.mark.parametrize("env,agent,B,T,ms", NEURAL_MEASURED_MS,
+                         ids=[f"{a['name']}-d{e['d']}-B{b}-{i}" for i, (e, a, b, _, _) in enumerate(NEURAL_MEASURED_MS)])
+def test_neural_cost_model_is_calibrated_on_measured_rounds(env, agent, B, T, ms):
+    """Each glmes neural class's round_costs within a factor 2 of its measured cost per round."""
+    model_ms = 1e3 * costs.cell_cost_seconds({"env": env, "agent": agent, "horizon": T}, B) / T
+    assert ms / 2 < model_ms < 2 * ms, (agent["name"], model_ms, ms)
+
+
 def test_linear_agents_keep_the_default_cost_model():
     """Agent classes without a cost model of their own (the linear family) get exactly the default."""
     cell = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100}, "agent": {"name": "ensemble_pp", "M": 8},

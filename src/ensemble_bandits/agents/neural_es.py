@@ -70,6 +70,18 @@ WARMUP_FITS = ("per_round", "once")
 INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
+# Cost model (``round_costs``; what ``costs.cell_cost_seconds`` asks an agent class), in seconds on the
+# 2-core machine of the README, on the CPU (torch, one thread), measured while other jobs kept both
+# cores busy (load about 4, as the GLM calibration in glm_fit): the wall time of ``runner.simulate``
+# over B = 1, 2, 5 seeds and 8-150 rounds for neural_es (m = 10; N = 20 and 50), neural_phe and
+# neural_ts on the quadratic bandit with d = 20, K = 50 (d' = 820) and d = 50, K = 500 (d' = 1420);
+# the constants are fitted by hand to those per-round costs, within a factor 1.5 of each
+# (tests/test_config_errors.py keeps them within 2).  A GPU is much faster for the big cells.
+NN_STEP_S = 2e-4           # per GD step and batch: the step's torch calls (per seed when a seed runs alone)
+NN_MAC_S = 1e-10           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
+NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths g^T U^-1 g (K d'^2; K d' diagonal)
+NN_MATRIX_S = 2.4e-8       # per seed and entry of U^-1 rewritten by the rank-one update (d'^2; d' diagonal)
+
 
 def _choice(value, known, what):
     if value not in known:
@@ -157,6 +169,24 @@ class NeuralAgent(LinearAgent):
     action_spaces = ("finite",)
     uses_accelerator = True
     members = 1
+
+    @classmethod
+    def weights(cls, spec: dict, dims: dict) -> int:
+        """d' of the spec's network on the cell's features (doubled by ``symmetric_input``)."""
+        d_in = dims["d"] * (2 if hyper(cls, spec, "symmetric_input") else 1)
+        return n_weights(d_in, int(hyper(cls, spec, "L")), int(hyper(cls, spec, "N")))
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """``steps`` GD steps of the ``members`` networks over the K arms each fitted round (every round
+        with ``warmup_fit: per_round``, else from the end of the warm-up on); see the constants above."""
+        steps, K, M = int(hyper(cls, spec, "steps")), dims["K"], dims["members"]
+        fitted = 1.0
+        if hyper(cls, spec, "warmup_fit") == "once":
+            warm = hyper(cls, spec, "warmup")
+            warm = K if warm is None else int(warm)
+            fitted = max(dims["horizon"] - warm, 1) / dims["horizon"]
+        return fitted * steps * NN_STEP_S, fitted * steps * NN_MAC_S * 3 * M * K * cls.weights(spec, dims)
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, L: int = 3, N: int = 20, steps: int = 100,
                  lr: float = 0.01, loss_scale: str = "mean", warm_start: bool = True, warmup: int | None = None,
@@ -328,6 +358,15 @@ class NeuralPHE(NeuralAgent):
 
 class NeuralUCBTS(NeuralAgent):
     """Neural-UCB and Neural-TS: the gradient-feature confidence matrix U (spec §2.6)."""
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """The GD fit (:meth:`NeuralAgent.round_costs`) plus every round's widths over the K arms and
+        the rank-one update of U^{-1} (full: K d'^2 and d'^2; diagonal: K d' and d')."""
+        per_round, per_seed = super().round_costs(spec, dims, action_space)
+        p, matrix = cls.weights(spec, dims), hyper(cls, spec, "matrix")
+        size = p if matrix == "diag" or (matrix == "auto" and p > 2000) else p * p
+        return per_round, per_seed + NN_WIDTH_MAC_S * dims["K"] * size + NN_MATRIX_S * size
 
     def __init__(self, setting, seeds, horizon, matrix: str = "auto", **kw):
         super().__init__(setting, seeds, horizon, **kw)

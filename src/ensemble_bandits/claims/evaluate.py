@@ -1,13 +1,16 @@
 """A registry entry's claims evaluated on its table, and the names they use checked.
 
 A claim is decided over all the comparisons of its checks together (see ``core.decide``); checks
-without sampling error contribute their status.  Three claim-level conditions are written among
+without sampling error contribute their status.  Four claim-level conditions are written among
 a claim's checks (the registry schema allows only ``checks``):
 
 - ``premise: {claim: <id>}``: the claim presumes an earlier claim of the same figure; it takes that
   claim's status (undecided premise: inconclusive; failed premise: not reproduced).
 - ``seed_blocks: {primary: [a, b], replicate: [c, d]}``: the claim is decided on seeds a..b-1 and
   again on the disjoint block c..d-1; a verdict that differs between the blocks is inconclusive.
+- ``after_round: {t: <n>}``: the claim says nothing about runs that end by round n (e.g. a warm-up
+  in which every algorithm pulls the same arms, so every difference is exactly 0): when the table's
+  last round is <= n the claim is inconclusive, "not measured" (a reduced scale's short horizon).
 - ``report_only: true`` in a check's args: its numbers are shown without a verdict (``reported``);
   a claim of such checks alone is reported, and is not counted as reproduced or not.
 
@@ -22,7 +25,7 @@ import pandas as pd
 
 from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide
 
-CLAIM_LEVEL = ("premise", "seed_blocks")
+CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
 SOURCES = {"Paraphrase:": "paraphrase", "Designed:": "designed"}
 
 
@@ -64,6 +67,12 @@ def _run_checks(entry, claim, table, scale, done) -> tuple:
                                  f"earlier claim of the figure")
             st = done[args["claim"]]
             st, nums, comps = (INCONCLUSIVE if st == REPORTED else st), f"premise {args['claim']!r}: {st}", ()
+        elif chk["fn"] == "after_round":
+            last = int(table["t"].max())
+            if last > int(args["t"]):
+                continue
+            st, comps = INCONCLUSIVE, ()
+            nums = f"not measured at scale {scale}: the runs end at t = {last}, not after round {args['t']}"
         else:
             try:
                 result = CHECKS[chk["fn"]](table, **args)
@@ -148,6 +157,8 @@ def validate_names(entry: dict, curves, panels) -> None:
             args = chk.get("args", {})
             if chk["fn"] == "premise" and args.get("claim") not in earlier:
                 raise ClaimError(f"{where}: its premise must name an earlier claim of the figure; earlier: {earlier}")
+            if chk["fn"] == "after_round" and (set(args) != {"t"} or not isinstance(args["t"], int)):
+                raise ClaimError(f"{where}: after_round needs one integer round t; got {args}")
             if chk["fn"] == "seed_blocks" and not _block_pair(args):
                 raise ClaimError(f"{where}: seed_blocks needs primary and replicate, two disjoint [start, end) "
                                  f"integer ranges; got {args}")
