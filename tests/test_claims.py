@@ -148,11 +148,26 @@ def _analogous(status):
     return _pairs_table(levels, n, sd), args
 
 
+def _similar_across_panels(status):
+    shift, n, sd = {REPRODUCED: (2.0, 30, 0.5), FAILED: (60.0, 30, 0.5), INCONCLUSIVE: (2.0, 3, 60.0)}[status]
+    parts = [long_table({"M = 2": BASE[:n] + k * shift + noise(30 + k, n, sd),
+                         "M = 8": BASE[:n] + noise(40 + k, n, sd)}, panel=f"|X| = {x}")
+             for k, x in enumerate((100, 1000, 10000))]
+    return concat(*parts), {"curves": ["M = 2", "M = 8"], "rel_tol": 0.2}
+
+
 def _slope_at_most(status):
     power, sd = {REPRODUCED: (1.0, 0.01), FAILED: (2.0, 0.01), INCONCLUSIVE: (1.5, 0.2)}[status]
     parts = [long_table({"ES": 3.0 * d ** power * np.exp(noise(20 + d, 10, sd))}, extra={"ES": {"d": d}})
              for d in (2, 4, 8, 16, 32)]
     return concat(*parts), {"x": "d", "max_slope": 1.5}
+
+
+def _slope_at_least(status):
+    power, sd = {REPRODUCED: (1.0, 0.01), FAILED: (0.5, 0.01), INCONCLUSIVE: (0.9, 0.2)}[status]
+    parts = [long_table({"ES": 3.0 * d ** power * np.exp(noise(20 + d, 10, sd))}, extra={"ES": {"d": d}})
+             for d in (2, 4, 8, 16, 32)]
+    return concat(*parts), {"x": "d", "min_slope": 0.9}
 
 
 def _fraction_at_least(status):
@@ -262,7 +277,9 @@ CASES = {
     "spread_higher": (_spread_higher, ALL),
     "group_outperforms": (_group_outperforms, ALL),
     "analogous": (_analogous, ALL),
+    "similar_across_panels": (_similar_across_panels, ALL),
     "slope_at_most": (_slope_at_most, ALL),
+    "slope_at_least": (_slope_at_least, ALL),
     "fraction_at_least": (_fraction_at_least, ALL),
     "linear_fit": (_linear_fit, ALL),
     "interval_below": (_interval_below, ALL),
@@ -633,3 +650,17 @@ def test_validate_claim_level_conditions():
         with pytest.raises(ClaimError, match="seed_blocks needs"):
             claims.validate_names(_entry(BEATS, {"fn": "seed_blocks", "args": bad}), curves, panels)
     claims.validate_names(_entry(BEATS, BLOCKS), curves, panels)
+
+
+def test_slopes_in_t_over_a_share_of_the_horizon():
+    """Regret linear up to T/2, flat after: sublinear over the last half (t_share 0.5), not over the
+    whole run; a linear curve's slope is at least 0.9 at any share."""
+    t = np.unique(np.geomspace(1, 10_000, 80).round()).astype(int)
+    rows = [{"panel": "P", "curve": c, "seed": s, "t": tt,
+             "regret": (min(tt, 5000) + 0.01 * tt if c == "flat" else float(tt)) * (1 + 0.01 * s)}
+            for c in ("flat", "linear") for s in range(4) for tt in t]
+    df = pd.DataFrame(rows)
+    assert claims.slope_at_most(df, x="t", max_slope=0.9, curves=["flat"], use_t=True, t_share=0.5)[0] == REPRODUCED
+    assert claims.slope_at_most(df, x="t", max_slope=0.9, curves=["flat"], use_t=True, t_min=1)[0] == FAILED
+    assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["linear"], use_t=True, t_share=0.1)[0] == REPRODUCED
+    assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["flat"], use_t=True, t_share=0.5)[0] == FAILED

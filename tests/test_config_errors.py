@@ -108,8 +108,8 @@ def test_skip_pattern_matching_no_id_is_an_error(entries):
         ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-tab1"]
     assert registry.match_ids([], ids) == []
     with pytest.raises(RegistryError) as err:
-        registry.match_ids(["epp-fig8*", "epp-fig9*"], ids, "skip pattern")
-    assert str(err.value) == f"skip pattern 'epp-fig9*' matches no figure id; known ids: {', '.join(ids)}"
+        registry.match_ids(["epp-fig8*", "epp-fig99*"], ids, "skip pattern")
+    assert str(err.value) == f"skip pattern 'epp-fig99*' matches no figure id; known ids: {', '.join(ids)}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -299,11 +299,11 @@ TYPOS = [
      f"unknown config key(s) ['scal'] (did you mean 'scale'?); {KNOWN_KEYS}"),
     ("misspelt skip", None, ["all", "--config", "scale=smoke", "skips=[epp-fig8*]"],
      f"unknown config key(s) ['skips'] (did you mean 'skip'?); {KNOWN_KEYS}"),
-    ("skip pattern matching nothing", None, ["all", "--config", "scale=smoke", "skip=[epp-fig9*]"],
-     "skip pattern 'epp-fig9*' matches no figure id; known ids: epp-fig2a, "),
+    ("skip pattern matching nothing", None, ["all", "--config", "scale=smoke", "skip=[epp-fig99*]"],
+     "skip pattern 'epp-fig99*' matches no figure id; known ids: epp-fig1, "),
     ("unknown bare target", None, ["phe-fig99"],
      "unknown target 'phe-fig99': a target is a figure id (e.g. snakemake phe-fig1, built at the configured scale), "
-     "a paper (phe, lines, glmes, epp), all, or a file such as figures/<scale>/<id>.pdf; known ids: epp-fig2a, "),
+     "a paper (phe, lines, glmes, epp), all, or a file such as figures/<scale>/<id>.pdf; known ids: epp-fig1, "),
     ("duplicate key in the registry", ("config/figures/lines.yaml", "\nlines-gauss-ts:\n", "  seeds: 7\n", "first"),
      ["lines-gauss-ts", "--config", "scale=smoke"],
      "invalid figure registry: config/figures/lines.yaml, line {line}: duplicate key 'seeds' (first at line {first})"),

@@ -300,3 +300,232 @@ def test_every_update_family_trains(update):
 def test_lmcts_uses_the_full_history_and_langevin_noise():
     a, _ = _run("lmcts", [0], T=6, hidden=8, num_iter=3)
     assert a.n_buf == 6 and a.capacity == 6 and a.steps == 18
+
+
+# ---------------------------------------------------------------------------------------------
+# Ensemble+, EpiNet and LMC-TS against naive per-seed references (float64, the batched agent's draws)
+
+
+def _draws_per_round(agent, env, T):
+    """Play the batched agent; per round: the Round and {what: [draws in call order]}."""
+    agent.record = []
+    for rnd in play(env, agent, T):
+        draws = {}
+        for what, arr in agent.record:
+            draws.setdefault(what, []).append(arr)
+        agent.record.clear()
+        yield rnd, draws
+
+
+def _linear(W, b=None):
+    """A torch Linear holding one seed's weights (copied; trainable)."""
+    lin = torch.nn.Linear(W.shape[1], W.shape[0], bias=b is not None).double()
+    with torch.no_grad():
+        lin.weight.copy_(W)
+        if b is not None:
+            lin.bias.copy_(b)
+    return lin
+
+
+def _adam_step(opt, loss, n_buf):
+    opt.param_groups[0]["weight_decay"] = 0.01 / n_buf
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def _minibatch(u, n):
+    return np.minimum((u * n).astype(int), n - 1)
+
+
+class _RefEnsemblePlus(torch.nn.Module):
+    """Ensemble+ for one seed, written plainly: a trainable trunk with M separate heads, a frozen
+    prior trunk with M frozen heads; head m = ps head_m(h(x)) + prs prior_m(h0(x))."""
+
+    def __init__(self, agent, b):
+        super().__init__()
+        t, p = agent.trunk, agent.prior_trunk
+        self.l1, self.l2 = _linear(t[0][b], t[1][b]), _linear(t[2][b], t[3][b])
+        self.heads = torch.nn.ModuleList(_linear(agent.heads[b][:, m, :].T, agent.head_bias[b, m])
+                                         for m in range(agent.M))
+        self.p1, self.p2 = _linear(p[0][b], p[1][b]), _linear(p[2][b], p[3][b])
+        self.prior_heads = [agent.prior_heads[b][:, m, :].T.clone() for m in range(agent.M)]
+        for q in (*self.p1.parameters(), *self.p2.parameters()):
+            q.requires_grad_(False)
+        self.ps, self.prs, self.M = agent.post_scale, agent.prior_scale, agent.M
+
+    def head(self, x, m):
+        h = torch.relu(self.l2(torch.relu(self.l1(x))))
+        h0 = torch.relu(self.p2(torch.relu(self.p1(x))))
+        return self.ps * self.heads[m](h) + self.prs * (self.prior_heads[m] @ h0)
+
+
+def test_batched_ensemble_plus_matches_a_per_seed_reference():
+    seeds, T, M = [0, 1], 9, 3
+    e = _env("epp_quadratic", seeds, instance="per_seed")
+    a = AGENTS["ensemble_plus"](e.setting, seeds, T, M=M, dtype="float64", lr=0.01, prior_scale=5.0,
+                                posterior_scale=1.0, **FAST)
+    refs = [_RefEnsemblePlus(a, b) for b in seeds]
+    opts = [torch.optim.Adam(r.parameters(), lr=0.01) for r in refs]
+    bufs = [[None] * a.capacity for _ in seeds]
+    for t, (rnd, draws) in enumerate(_draws_per_round(a, e, T), start=1):
+        for b, (ref, opt) in enumerate(zip(refs, opts)):
+            m = min(int(draws["head"][0][b, 0] * M), M - 1)            # the round's head, uniform
+            feats = torch.tensor(rnd.obs.features[b])
+            with torch.no_grad():
+                scores = [ref.head(feats[k], m).item() for k in range(e.K)]
+            assert int(np.argmax(scores)) == rnd.arms[b]
+            bufs[b][(t - 1) % a.capacity] = (feats[rnd.arms[b]], float(rnd.rewards[b]), draws["perturbation"][0][b])
+            n = min(t, a.capacity)
+            for u in draws.get("minibatch", []):
+                terms = [(y + 0.01 * z[j] - ref.head(x, j)[0]) ** 2
+                         for x, y, z in (bufs[b][i] for i in _minibatch(u[b], n)) for j in range(M)]
+                _adam_step(opt, torch.stack(terms).mean(), n)
+    assert a.steps == T - FAST["update_start"] + 1
+    for b, ref in enumerate(refs):
+        pairs = [(a.trunk[0][b], ref.l1.weight), (a.trunk[1][b], ref.l1.bias), (a.trunk[2][b], ref.l2.weight),
+                 (a.trunk[3][b], ref.l2.bias)]
+        pairs += [(a.heads[b][:, m, :].T, ref.heads[m].weight) for m in range(M)]
+        pairs += [(a.head_bias[b, m], ref.heads[m].bias) for m in range(M)]
+        for p, q in pairs:
+            assert torch.allclose(p.detach(), q.detach(), rtol=0, atol=1e-10)
+
+
+class _RefEpiNet(torch.nn.Module):
+    """EpiNet for one seed, written plainly: base = trunk + Linear(D, C); epinet MLP [15, 15] on
+    [x, sg(h), z] with M C outputs read as (M, C) and contracted with z; M frozen prior MLPs [5, 5]."""
+
+    def __init__(self, agent, b):
+        super().__init__()
+        t, (Wx, Wh, Wz, b1, W2, b2, W3, b3) = agent.trunk, agent.epi
+        self.l1, self.l2 = _linear(t[0][b], t[1][b]), _linear(t[2][b], t[3][b])
+        self.base = _linear(agent.base[0][b], agent.base[1][b])
+        self.e1 = _linear(torch.cat([Wx[b], Wh[b], Wz[b]], dim=1), b1[b])
+        self.e2, self.e3 = _linear(W2[b], b2[b]), _linear(W3[b], b3[b])
+        self.prior = [[P[b, m].clone() for P in agent.prior] for m in range(agent.M)]
+        self.ps, self.prs, self.M, self.C = agent.post_scale, agent.prior_scale, agent.M, agent.C
+
+    def f(self, x, z):
+        h = torch.relu(self.l2(torch.relu(self.l1(x))))
+        out = self.base(h)
+        g = self.e3(torch.relu(self.e2(torch.relu(self.e1(torch.cat([x, h.detach(), z]))))))
+        for m in range(self.M):
+            P1, P2, P3 = self.prior[m]
+            prior_m = P3 @ torch.relu(P2 @ torch.relu(P1 @ x))
+            out = out + z[m] * (self.ps * g[m * self.C:(m + 1) * self.C] + self.prs * prior_m)
+        return out
+
+
+def test_batched_epinet_matches_a_per_seed_reference():
+    seeds, T, M = [0, 1], 8, 3
+    e = _env("epp_quadratic", seeds, instance="per_seed")
+    a = AGENTS["epinet"](e.setting, seeds, T, M=M, dtype="float64", lr=0.01, prior_scale=5.0, posterior_scale=1.0,
+                         **FAST)
+    refs = [_RefEpiNet(a, b) for b in seeds]
+    opts = [torch.optim.Adam(r.parameters(), lr=0.01) for r in refs]
+    bufs = [[None] * a.capacity for _ in seeds]
+    for t, (rnd, draws) in enumerate(_draws_per_round(a, e, T), start=1):
+        for b, (ref, opt) in enumerate(zip(refs, opts)):
+            zeta = torch.tensor(draws["reference"][0][b])
+            feats = torch.tensor(rnd.obs.features[b])
+            with torch.no_grad():
+                scores = [ref.f(feats[k], zeta).item() for k in range(e.K)]
+            assert int(np.argmax(scores)) == rnd.arms[b]
+            z_buf = draws["perturbation"][0][b]
+            assert np.linalg.norm(z_buf) == pytest.approx(1.0)            # Sphere buffer perturbation
+            bufs[b][(t - 1) % a.capacity] = (feats[rnd.arms[b]], float(rnd.rewards[b]), z_buf)
+            n = min(t, a.capacity)
+            for u, xis in zip(draws.get("minibatch", []), draws.get("update", [])):
+                terms = []
+                for j, i in enumerate(_minibatch(u[b], n)):
+                    x, y, z = bufs[b][i]
+                    for xi in xis[b][j * npp.NPS:(j + 1) * npp.NPS]:     # 16 Gaussian index vectors per datum
+                        terms.append((y + 0.01 * float(xi @ z) - ref.f(x, torch.tensor(xi))[0]) ** 2)
+                _adam_step(opt, torch.stack(terms).mean(), n)
+    assert a.steps == T - FAST["update_start"] + 1
+    for b, ref in enumerate(refs):
+        Wx, Wh, Wz, b1, W2, b2, W3, b3 = a.epi
+        pairs = [(a.trunk[0][b], ref.l1.weight), (a.trunk[3][b], ref.l2.bias), (a.base[0][b], ref.base.weight),
+                 (a.base[1][b], ref.base.bias), (torch.cat([Wx[b], Wh[b], Wz[b]], dim=1), ref.e1.weight),
+                 (b1[b], ref.e1.bias), (W2[b], ref.e2.weight), (W3[b], ref.e3.weight), (b3[b], ref.e3.bias)]
+        for p, q in pairs:
+            assert torch.allclose(p.detach(), q.detach(), rtol=0, atol=1e-10)
+
+
+def test_batched_lmcts_matches_a_per_seed_langevin_reference():
+    """Full-history squared loss, num_iter Langevin steps per round with beta_k = sqrt(k + 5) beta_inv,
+    lr = base_lr / round every decay_step rounds, the weight-decay term -2 wd theta."""
+    seeds, T, lr, beta_inv, wd, num_iter, decay = [0, 1], 7, 0.05, 0.5, 0.001, 2, 3
+    e = _env("epp_quadratic", seeds, instance="per_seed")
+    a = AGENTS["lmcts"](e.setting, seeds, T, hidden=8, dtype="float64", lr=lr, beta_inv=beta_inv, weight_decay=wd,
+                        num_iter=num_iter, decay_step=decay)
+    nets = [[p[b].detach().clone() for p in a.layers] for b in range(len(seeds))]
+    hist = [[] for _ in seeds]
+    k, cur_lr = 0, lr
+
+    def f(params, x):
+        W0, b0, W1, b1, W2, b2 = params
+        return torch.relu(torch.relu(x @ W0.T + b0) @ W1.T + b1) @ W2.T + b2
+
+    for t, (rnd, draws) in enumerate(_draws_per_round(a, e, T), start=1):
+        if t % decay == 0:
+            cur_lr = lr / t
+        noises = draws["langevin"]
+        assert len(noises) == num_iter
+        for b in range(len(seeds)):
+            feats = torch.tensor(rnd.obs.features[b])
+            assert int(torch.argmax(f(nets[b], feats)[:, 0])) == rnd.arms[b]
+            hist[b].append((feats[rnd.arms[b]], float(rnd.rewards[b])))
+            for j, noise in enumerate(noises):
+                params = [p.clone().requires_grad_(True) for p in nets[b]]
+                loss = sum((y - f(params, x)[0]) ** 2 for x, y in hist[b]) / len(hist[b])
+                grads = torch.autograd.grad(loss, params)
+                beta = np.sqrt(k + j + 1 + 5) * beta_inv
+                off, new = 0, []
+                for p, g in zip(nets[b], grads):
+                    xi = torch.tensor(noise[b, off:off + p.numel()]).reshape(p.shape)
+                    off += p.numel()
+                    new.append(p - cur_lr * g + np.sqrt(2 * cur_lr / beta) * xi - 2 * wd * p)
+                nets[b] = new
+        k += num_iter
+    assert a.steps == T * num_iter
+    for b in range(len(seeds)):
+        for p, q in zip(a.layers, nets[b]):
+            assert torch.allclose(p[b].detach(), q, rtol=0, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the workflow reads without torch: the parameter column, the cost model
+
+
+def test_param_count_column_of_a_cell():
+    from ensemble_bandits.aggregate import param_count
+
+    quad = {"name": "epp_quadratic", "d": 100, "n_arms": 50, "pool": 1000}
+    assert param_count({"env": quad, "agent": {"name": "epinet", "M": 8}, "horizon": 10}) == 17931
+    assert param_count({"env": dict(quad, name="epp_neural"), "agent": {"name": "ensemble_plus", "M": 64, "loss": "ce"},
+                        "horizon": 10}) == 37888
+    assert param_count({"env": {"name": "russo_finite", "d": 5, "n_arms": 10}, "agent": {"name": "lints"},
+                        "horizon": 10}) is None
+
+
+def _cost(agent, horizon=1000, **env):
+    from ensemble_bandits.costs import cell_cost_seconds
+
+    cell = {"env": {"name": "epp_quadratic", "d": 100, "n_arms": 50, "pool": 1000, **env}, "agent": agent,
+            "horizon": horizon}
+    return cell_cost_seconds(cell, 5)
+
+
+def test_the_cost_model_follows_the_work_of_a_round():
+    epp = {"name": "ensemble_pp_neural", "M": 8}
+    base = _cost(epp)
+    assert _cost(dict(epp, update="cube")) > base                     # 256 index vectors vs 16
+    assert _cost(dict(epp, G=4)) > 2 * base
+    assert _cost(dict(epp, update_freq=10)) < base
+    assert _cost(epp, n_arms=10000, pool=10000) > 5 * base            # scoring 10,000 arms
+    assert _cost(epp, horizon=100) < base / 5                          # hardly a gradient step
+    assert _cost({"name": "greedy_neural"}) < base < _cost({"name": "epinet", "M": 8})
+    # LMC-TS: full-history steps, so its cost per round grows with the horizon
+    lm = {"name": "lmcts", "num_iter": 5}
+    assert _cost(lm, horizon=40_000) / 40_000 > 1.5 * _cost(lm, horizon=20_000) / 20_000

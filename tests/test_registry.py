@@ -671,3 +671,20 @@ def test_report_markdown(monkeypatch):
     assert "### epp-tab2 — Tab 2" in md and "No quantitative claim attached." in md
     assert "closed form / static" in md and "4 seeds × 300 rounds" in md
     assert "![phe-fig1](phe-fig1.png)" in md
+
+
+def test_shared_cells_epp_neural(resolved):
+    """The Ensemble++ (M = 8) runs on the quadratic bandit are one cell across Figs. 1, 3a, 9a and the
+    three ablations; the neural-bandit runs across Figs. 3b, 9a and 10 -- at every scale."""
+    quad, neural = "Quadratic, d = 100, |X| = 1000", "Neural, d = 100, |X| = 1000"
+    for scale in registry.SCALES:
+        k = {fid: keys_by_label(resolved[scale, fid]) for fid in
+             ("epp-fig1", "epp-fig3a", "epp-fig3b", "epp-fig9a", "epp-fig10", "epp-fig12a", "epp-fig12b", "epp-fig12c")}
+        epp = k["epp-fig3a"][quad, "Ensemble++"]
+        assert epp == k["epp-fig1"][quad, "Ensemble++ (M = 8)"] == k["epp-fig9a"]["Quadratic", "Ensemble++"]
+        assert epp == k["epp-fig12a"][quad, "coordinate update"] == k["epp-fig12b"][quad, "sphere reference"]
+        assert epp == k["epp-fig12c"][quad, "sphere perturbation"]
+        for method in ("Ensemble+", "EpiNet"):
+            assert k["epp-fig3a"][quad, method] == k["epp-fig1"][quad, f"{method} (M = 8)"]
+            assert k["epp-fig3b"][neural, method] == k["epp-fig10"][neural, f"{method} (M = 8)"] \
+                == k["epp-fig9a"]["Neural", method]

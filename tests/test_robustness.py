@@ -227,7 +227,7 @@ BAD_INPUTS = [
     ("unknown scale", "`--config scale=huge`", (None, [CHEAP, "--config", "scale=huge"]),
      "ValidationError: 'huge' is not one of ['smoke', 'default', 'paper']"),
     ("unknown figure id", "target `figures/smoke/phe-fig99.pdf`",
-     (None, ["figures/smoke/phe-fig99.pdf", *SMOKE]), "unknown figure id 'phe-fig99'; known ids: epp-fig2a,"),
+     (None, ["figures/smoke/phe-fig99.pdf", *SMOKE]), "unknown figure id 'phe-fig99'; known ids: epp-fig1,"),
     ("unknown agent", "registry `agent: {name: lintz, ...}`", ((GAUSS, "name: lints", "name: lintz"), [CHEAP, *SMOKE]),
      "invalid figure registry: figure 'lines-gauss-ts', panel 'd = 10, K = 100', curve 'LinTS': unknown agent "
      "'lintz'; known agents: egreedy, "),

@@ -49,8 +49,25 @@ def read_table(path):
     return _read_cached(path, pd.read_parquet)
 
 
+def param_count(cell: dict):
+    """The number of network parameters of a cell's agent, as its class counts them
+    (``param_count(spec, d)``: the neural Ensemble++ family, the paper's formulas), or None for an
+    agent class without a count (and for an experiment cell)."""
+    if "agent" not in cell:
+        return None
+    from .agents import AGENTS
+    from .envs import ENVIRONMENTS
+
+    count = getattr(AGENTS[cell["agent"]["name"]], "param_count", None)
+    if count is None:
+        return None
+    d, _ = ENVIRONMENTS[cell["env"]["name"]].dimensions(cell["env"])
+    return int(count(cell["agent"], d))
+
+
 def figure_table(fig: dict, per_job: int, files=None):
-    """The long table of a resolved simulation figure."""
+    """The long table of a resolved simulation figure; a curve whose agent counts its parameters
+    (:func:`param_count`) gets them in a column ``params`` (the x axis of a regret-compute plot)."""
     import pandas as pd
 
     files = files or figure_runs(fig, per_job)
@@ -67,6 +84,9 @@ def figure_table(fig: dict, per_job: int, files=None):
         df.insert(0, "panel", s["panel"])
         for var, val in s["vars"].items():
             df[var] = val
+        n_params = param_count(s["cell"])
+        if n_params is not None:
+            df["params"] = n_params
         parts.append(df)
     table = pd.concat(parts, ignore_index=True)
     for col in table.columns:

@@ -44,6 +44,26 @@ from .torch_common import from_stream, torch_device, torch_dtype
 LOSSES = {"mse": 1, "ce": 2}           # loss -> number of outputs C
 NPS = 16                               # index vectors per datum per step of a sampled update family
 
+# Cost model (``round_costs``, read by costs.py): CPU seconds of one round of a batch of B seeds =
+# per batch, the torch dispatch overhead of a select and an update (COST_ROUND_S) and of each
+# gradient step (COST_STEP_S per trainable tensor: forward, backward, one Adam update per tensor),
+# + per seed, COST_MAC_S per multiply-add of the arm scores (K forward passes at one index) and of
+# the gradient steps (COST_BACKWARD x the forward pass of the minibatch at every index vector),
+# and COST_DRAW_S per random number a step draws in numpy (minibatch, index vectors, Langevin noise).
+# Each class counts its own multiply-adds (``act_macs``, ``step_macs``) and steps per round.
+# Calibrated on this 2-core machine (torch 2.13 CPU, one thread, float32) from short measured runs
+# (T = 300-600 rounds, updates from round 128) of every class on the quadratic bandit (d = 100,
+# 50 arms; M = 8 and 32; B = 1 and 5 seeds in a batch), Ensemble++ with Cube, Sparse and Gaussian
+# updates, at K = 1000 and 10,000 arms, both on the neural bandit, and LMC-TS (num_iter = 5): a
+# non-negative least-squares fit of the four constants to the relative error of the 23 measured
+# times per round, then scaled by 1.15 to centre the ratios model / measured (0.6-1.6 after it).
+# The fixed cost per batch dominates at these sizes: batching seeds is nearly free.  An estimate.
+COST_ROUND_S = 1.8e-3
+COST_STEP_S = 4.0e-4
+COST_MAC_S = 1.1e-10
+COST_BACKWARD = 3.0
+COST_DRAW_S = 4.5e-8
+
 
 class _Rows:
     """A stand-in block stream serving pre-drawn rows (for drawing n vectors per seed at once)."""
@@ -112,6 +132,57 @@ class NeuralAgent(AgentClass):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
         return LOSSES[loss]
+
+    # ---- cost model (see COST_* above) ----------------------------------------------------------
+    trainable_tensors = 6                     # tensors Adam updates (dispatch overhead per step)
+
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """(seconds per round and batch, seconds per round and seed), averaged over the horizon."""
+        d, K, T = int(dims["d"]), max(int(dims["K"]), 1), max(int(dims["horizon"]), 1)
+        steps = cls.steps_per_round(spec, T)
+        per_batch = COST_ROUND_S + steps * COST_STEP_S * cls.trainable_tensors
+        per_seed = (COST_MAC_S * (cls.act_macs(spec, d, K) + COST_BACKWARD * steps * cls.step_macs(spec, d, T))
+                    + COST_DRAW_S * steps * cls.step_draws(spec, d))
+        return per_batch, per_seed
+
+    @classmethod
+    def steps_per_round(cls, spec: dict, horizon: int) -> float:
+        """Gradient steps per round, averaged over the horizon: G every ``update_freq`` rounds from
+        ``update_start`` on."""
+        start, freq = int(hyper(cls, spec, "update_start")), int(hyper(cls, spec, "update_freq"))
+        return int(hyper(cls, spec, "G")) * max(0, horizon - start + 1) / (freq * horizon)
+
+    @classmethod
+    def trunk_macs(cls, spec: dict, d: int) -> int:
+        D = int(hyper(cls, spec, "hidden"))
+        return d * D + D * D
+
+    @classmethod
+    def act_macs(cls, spec: dict, d: int, K: int) -> float:
+        """Multiply-adds of one seed's arm scores (K inputs at one index vector)."""
+        return K * cls.input_macs(spec, d, 1)
+
+    @classmethod
+    def step_macs(cls, spec: dict, d: int, horizon: int) -> float:
+        """Multiply-adds of the forward pass of one seed's gradient step (the minibatch at every index
+        vector of the step)."""
+        return int(hyper(cls, spec, "batch_size")) * cls.input_macs(spec, d, cls.update_vectors(spec))
+
+    @classmethod
+    def update_vectors(cls, spec: dict) -> int:
+        """Index vectors per datum in a gradient step."""
+        return 1
+
+    @classmethod
+    def step_draws(cls, spec: dict, d: int) -> int:
+        """Random numbers one seed draws per gradient step (the minibatch indices)."""
+        return int(hyper(cls, spec, "batch_size"))
+
+    @classmethod
+    def input_macs(cls, spec: dict, d: int, k: int) -> float:
+        """Multiply-adds of one input at k index vectors."""
+        raise NotImplementedError
 
     def __init__(self, setting: Setting, seeds, horizon: int, *, hidden: int = 64, loss: str = "mse",
                  lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
@@ -303,6 +374,25 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return trunk_size(d, D) + (2 * M + 1) * D * C + C
 
+    @classmethod
+    def update_vectors(cls, spec):
+        """|Xi|: the enumerated set of a discrete update family (2M, 2^M, C(M, s) 2^s), else NPS."""
+        M, fam = int(hyper(cls, spec, "M")), hyper(cls, spec, "update")
+        s = min(dist.SPARSITY, M)
+        return {"coordinate": 2 * M, "cube": 2 ** M, "sparse": math.comb(M, s) * 2 ** s}.get(fam, NPS)
+
+    @classmethod
+    def step_draws(cls, spec, d):
+        """The minibatch, and NPS fresh index vectors per datum for a sampled update family."""
+        M, fam, n = int(hyper(cls, spec, "M")), hyper(cls, spec, "update"), int(hyper(cls, spec, "batch_size"))
+        return n + (0 if fam in ("coordinate", "cube", "sparse") else n * NPS * dist.vector_draws(fam, M))
+
+    @classmethod
+    def input_macs(cls, spec, d, k):
+        """Trunk, mean head, the (C D x M) heads, and their contraction with k index vectors."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return cls.trunk_macs(spec, d) + D * C + D * C * M + k * C * M
+
     def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "sphere", update: str = "coordinate",
                  perturbation: str = "sphere", prior_std: float = 1.0, base_bias: bool = False, hidden: int = 64,
                  loss: str = "mse", lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
@@ -361,11 +451,16 @@ class GreedyNeural(NeuralAgent):
     squared loss on the reward (cross-entropy for ``loss: ce``)."""
 
     name = "greedy_neural"
+    trainable_tensors = 5
 
     @classmethod
     def param_count(cls, spec, d):
         D, C = int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return trunk_size(d, D) + D * C
+
+    @classmethod
+    def input_macs(cls, spec, d, k):
+        return cls.trunk_macs(spec, d) + int(hyper(cls, spec, "hidden")) * cls.outputs(spec)
 
     def __init__(self, setting, seeds, horizon, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
                  batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
@@ -421,6 +516,16 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return 2 * trunk_size(d, D) + 2 * M * D * C + 2 * M * C
 
+    @classmethod
+    def update_vectors(cls, spec):
+        return int(hyper(cls, spec, "M"))                                     # I_M: every head
+
+    @classmethod
+    def input_macs(cls, spec, d, k):
+        """Trainable and prior trunks, M trainable and M prior heads, the contraction with k indices."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        return 2 * cls.trunk_macs(spec, d) + 2 * D * M * C + k * M * C
+
     def build(self):
         B, D, C, M = self.B, self.D, self.C, self.M
         self.trunk = self.make_trunk()
@@ -472,6 +577,26 @@ class EpiNetNeural(IndexedHeadsNeural):
         """The paper's count H + 15d + 15D + 31M + 255 + 16C + M(5d + 35 + 6C)."""
         M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
         return trunk_size(d, D) + 15 * d + 15 * D + 31 * M + 255 + 16 * C + M * (5 * d + 35 + 6 * C)
+
+    trainable_tensors = 14
+
+    @classmethod
+    def update_vectors(cls, spec):
+        return NPS
+
+    @classmethod
+    def step_draws(cls, spec, d):
+        n = int(hyper(cls, spec, "batch_size"))
+        return n + n * NPS * int(hyper(cls, spec, "M"))                  # minibatch, Gaussian index vectors
+
+    @classmethod
+    def input_macs(cls, spec, d, k):
+        """Trunk and base head, the epinet's first layer on [x, h] and the M prior MLPs once per input;
+        per index vector the epinet's index input, hidden and output layers and both contractions."""
+        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        E, P = cls.EPI, cls.PRIOR
+        per_input = cls.trunk_macs(spec, d) + D * C + (d + D) * E + M * (P * d + P * P + C * P)
+        return per_input + k * (M * E + E * E + E * M * C + 2 * M * C)
 
     def build(self):
         torch, B, d, D, C, M, E, P = self.torch, self.B, self.d, self.D, self.C, self.M, self.EPI, self.PRIOR
@@ -537,6 +662,24 @@ class LMCTSNeural(NeuralAgent):
         layers = hyper(cls, spec, "layers") or [int(hyper(cls, spec, "hidden"))] * 2
         widths = [d, *layers, cls.outputs(spec)]
         return int(sum(a * b + b for a, b in zip(widths[:-1], widths[1:])))
+
+    @classmethod
+    def steps_per_round(cls, spec, horizon):
+        """``num_iter`` Langevin steps every ``reduce`` rounds, from the first round on."""
+        return int(hyper(cls, spec, "num_iter")) / int(hyper(cls, spec, "reduce"))
+
+    @classmethod
+    def input_macs(cls, spec, d, k):
+        return cls.param_count(spec, d)
+
+    @classmethod
+    def step_macs(cls, spec, d, horizon):
+        """The whole history: (T + 1) / 2 inputs on average over the horizon (its cost grows with t)."""
+        return (horizon + 1) / 2 * cls.input_macs(spec, d, 1)
+
+    @classmethod
+    def step_draws(cls, spec, d):
+        return cls.param_count(spec, d)                                     # Langevin noise, one per weight
 
     def __init__(self, setting, seeds, horizon, hidden: int = 64, layers: list | None = None,
                  activation: str = "relu", loss: str = "mse", lr: float = 1e-3, beta_inv: float = 0.01,

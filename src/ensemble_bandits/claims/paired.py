@@ -234,3 +234,26 @@ def analogous(table, where, rel_tol=0.2, match=("M",), panels=None):
                     worst = (comp, text)
             texts.append(f"[{p}, {cond}] {wide.shape[1]} curves, least similar: {worst[1]}")
     return verdict(comparisons, texts)
+
+
+@check(curves=("curves",))
+def similar_across_panels(table, curves, rel_tol=0.2, panels=None, column="regret"):
+    """Each curve's final ``column`` in every panel is equivalent to its mean over the other panels
+    (same seed) within +-rel_tol x that mean (TOST): a result unaffected by what the panels vary (e.g.
+    the decision-set size), each panel against the rest, as :func:`analogous` does with curves."""
+    curves_exist(table, curves)
+    chosen = panels_of(table, panels)
+    if len(chosen) < 2:
+        raise ClaimError(f"fewer than two panels to compare: {chosen}")
+    comparisons, texts = [], []
+    for c in curves:
+        wide = {p: finals(table, p, c, column) for p in chosen}
+        worst = None
+        for p in chosen:
+            rest = sum(wide[q] for q in chosen if q != p) / (len(chosen) - 1)
+            comp, text = compare_pair(f"{c} [{p}] - other panels", wide[p], rest.dropna(), "similar", rel_tol)
+            comparisons.append(comp)
+            if worst is None or comp.p_confirm > worst[0].p_confirm:
+                worst = (comp, text)
+        texts.append(f"{c}: {len(chosen)} panels, least similar: {worst[1]}")
+    return verdict(comparisons, texts)

@@ -18,22 +18,40 @@ def _per_seed(sub, x):
 
 
 @check(curves=("curves",))
-def slope_at_most(table, x, max_slope, curves=None, panels=None, use_t=False, t_min=100):
+def slope_at_most(table, x, max_slope, curves=None, panels=None, use_t=False, t_min=100, t_share=None):
     """Least-squares log-log slope of mean final regret against the grid column ``x`` (or of mean
-    regret against the round t >= t_min, with ``use_t``) is at most ``max_slope``: the upper edge
-    of its seed-bootstrap interval below it (upper bounds of the theory)."""
+    regret against the round t >= t_min, with ``use_t``; t >= t_share x the panel's last round when
+    ``t_share`` is given, so that one claim reads the same part of the run at every scale) is at
+    most ``max_slope``: the upper edge of its seed-bootstrap interval below it (upper bounds of the
+    theory; sublinear regret)."""
+    return _slope_check(table, x, max_slope, "at most", curves, panels, use_t, t_min, t_share)
+
+
+@check(curves=("curves",))
+def slope_at_least(table, x, min_slope, curves=None, panels=None, use_t=False, t_min=100, t_share=None):
+    """The same slope as :func:`slope_at_most` is at least ``min_slope``: the lower edge of its
+    seed-bootstrap interval above it (e.g. regret that stays linear in t)."""
+    return _slope_check(table, x, min_slope, "at least", curves, panels, use_t, t_min, t_share)
+
+
+def _slope_check(table, x, limit, relation, curves, panels, use_t, t_min, t_share):
+    """Each curve's log-log slope (see :func:`slope_at_most`) against ``limit``: ``relation`` is
+    "at most" or "at least"."""
+    test = stats.below if relation == "at most" else stats.above
     comparisons, texts = [], []
     for p in panels_of(table, panels):
         sub = select(table if use_t else final_rows(table), p)
+        if use_t and t_share is not None:
+            t_min = t_share * sub["t"].max()
         for c in (curves or list(dict.fromkeys(sub["curve"]))):
             rows = sub[sub["curve"] == c]
             wide = _per_seed(rows[rows["t"] >= t_min] if use_t else rows, "t" if use_t else x)
             boot = stats.loglog_slope(wide.columns.astype(float), wide.to_numpy())
             lo, hi = boot.interval()
-            comparisons.append(Comparison(f"[{p}] {c}", *stats.below(boot, max_slope)))
+            comparisons.append(Comparison(f"[{p}] {c}", *test(boot, limit)))
             texts.append(f"[{p}] {c}: slope {fmt(boot.estimate)} [{fmt(lo)}, {fmt(hi)}] (bootstrap over "
                          f"{len(wide)} seeds, {wide.shape[1]} {'checkpoints' if use_t else 'grid points'}) "
-                         f"vs at most {max_slope}")
+                         f"vs {relation} {limit}")
     return verdict(comparisons, texts)
 
 
