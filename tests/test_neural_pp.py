@@ -234,14 +234,9 @@ def test_batched_ensemble_pp_matches_a_per_seed_reference():
                                     posterior_scale=1.0, **FAST)
     refs = [_RefEnsemblePP(a, b) for b in range(2)]
     opts = [torch.optim.Adam(r.parameters(), lr=0.01) for r in refs]
-    a.record = []
     Xi = npp.enumerated("coordinate", M)
     bufs = [[None] * a.capacity for _ in seeds]
-    for t, rnd in enumerate(play(e, a, T), start=1):
-        draws = {}
-        for what, arr in a.record:
-            draws.setdefault(what, []).append(arr)
-        a.record.clear()
+    for t, (rnd, draws) in enumerate(_draws_per_round(a, e, T), start=1):
         for b, (ref, opt) in enumerate(zip(refs, opts)):
             zeta = torch.tensor(draws["reference"][0][b])
             feats = torch.tensor(rnd.obs.features[b])
@@ -251,15 +246,9 @@ def test_batched_ensemble_pp_matches_a_per_seed_reference():
             bufs[b][(t - 1) % a.capacity] = (feats[rnd.arms[b]], float(rnd.rewards[b]), draws["perturbation"][0][b])
             n = min(t, a.capacity)
             for u in draws.get("minibatch", []):
-                opt.param_groups[0]["weight_decay"] = 0.01 / n
-                opt.zero_grad()
-                terms = []
-                for i in np.minimum((u[b] * n).astype(int), n - 1):
-                    x, y, z = bufs[b][i]
-                    for xi in Xi:
-                        terms.append((y + 0.01 * float(xi @ z) - ref.f(x, torch.tensor(xi))) ** 2)
-                torch.stack(terms).mean().backward()
-                opt.step()
+                terms = [(y + 0.01 * float(xi @ z) - ref.f(x, torch.tensor(xi))) ** 2
+                         for x, y, z in (bufs[b][i] for i in _minibatch(u[b], n)) for xi in Xi]
+                _adam_step(opt, torch.stack(terms).mean(), n)
     assert a.steps == T - FAST["update_start"] + 1
     for b, ref in enumerate(refs):
         ours = [a.trunk[0][b], a.trunk[1][b], a.trunk[2][b], a.trunk[3][b], a.base[0][b], a.W[b]]

@@ -4,7 +4,7 @@ measurement."""
 from __future__ import annotations
 
 from .paths import run_file
-from .registry import figure_runs, seed_blocks, shared_groups
+from .registry import figure_runs, seed_blocks, shared_cells
 
 
 # Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
@@ -72,15 +72,10 @@ def group_cost_seconds(cells: list, n_seeds: int) -> float:
     return sum(cell_cost_seconds(cell, n_seeds, shared=True) for cell in cells)
 
 
-def shared_keys(figs: list) -> set:
-    """(scale, key) of the cells that the workflow plays in shared passes (registry.shared_groups)."""
-    return {(g["scale"], key) for g in shared_groups(figs, 1) for key in g["keys"]}
-
-
 def run_costs(figs: list, per_job: int) -> dict:
     """Run file -> estimated CPU seconds of its job (of its part of a shared-pass job), over
     resolved figures (a run file that several figures share is one job, counted once)."""
-    costs, shared = {}, shared_keys(figs)
+    costs, shared = {}, shared_cells(figs)
     for fig in figs:
         for s in fig["series"]:
             for a, b in seed_blocks(s["seeds"], per_job):

@@ -226,22 +226,28 @@ def figure_runs(fig: dict, per_job: int) -> list:
     return _unique(files)
 
 
+def shareable(cell: dict) -> bool:
+    """Whether ``cell`` may be played in a shared pass: an agent cell, neither a coupled experiment
+    nor a timing cell."""
+    return "experiment" not in cell and cell.get("timing") != "unbatched"
+
+
+def shared_cells(figs: list) -> dict:
+    """(scale, key) -> cell of the shareable cells of the resolved figures whose entry says
+    ``shared_pass: true``: those the workflow plays in shared passes."""
+    return {(fig["scale"], s["key"]): s["cell"] for fig in figs if fig["entry"].get("shared_pass")
+            for s in fig["series"] if shareable(s["cell"])}
+
+
 def shared_groups(figs: list, group_size: int) -> list:
-    """The shared-pass jobs' cell groups (:mod:`ensemble_bandits.shared`) of the resolved figures
-    whose entry says ``shared_pass: true``: their distinct agent cells (no coupled experiment, no
-    timing cell), grouped by scale, environment spec and horizon, each group split into near-equal
-    parts of at most ``group_size`` cells in key order.  A cell is in exactly one group per scale.
+    """The shared-pass jobs' cell groups (:mod:`ensemble_bandits.shared`) of :func:`shared_cells`,
+    grouped by scale, environment spec and horizon, each group split into near-equal parts of at
+    most ``group_size`` cells in key order.  A cell is in exactly one group per scale.
     Each group: {"id", "scale", "keys", "cells"}; the id is a hash of its scale and keys."""
     by_env = {}
-    for fig in figs:
-        if not fig["entry"].get("shared_pass"):
-            continue
-        for s in fig["series"]:
-            cell = s["cell"]
-            if "experiment" in cell or cell.get("timing") == "unbatched":
-                continue
-            env = (fig["scale"], json.dumps(cell["env"], sort_keys=True), int(cell["horizon"]))
-            by_env.setdefault(env, {})[s["key"]] = cell
+    for (scale, key), cell in shared_cells(figs).items():
+        env = (scale, json.dumps(cell["env"], sort_keys=True), int(cell["horizon"]))
+        by_env.setdefault(env, {})[key] = cell
     groups = []
     for (scale, _, _), cells in sorted(by_env.items()):
         keys = sorted(cells)

@@ -25,6 +25,7 @@ from .agents import AGENTS
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
 from .protocol import TIMED_PARTS, Setting, play
+from .registry import shareable
 
 
 def _checked(kind: str, registry: dict, spec: dict, n_args: int):
@@ -183,7 +184,7 @@ def check_group(cells: list) -> None:
     if not cells:
         raise ValueError("a shared pass needs at least one cell")
     for c in cells:
-        if "experiment" in c or c.get("timing") == "unbatched":
+        if not shareable(c):
             raise ValueError("a shared pass plays agent cells only (no experiment, no timing cell)")
         if c["env"] != cells[0]["env"] or int(c["horizon"]) != int(cells[0]["horizon"]):
             raise ValueError(f"cells of a shared pass need one environment and horizon; got {cells[0]['env']}, "
