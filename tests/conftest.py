@@ -1,4 +1,5 @@
 """Make tests/helpers.py importable from every test module; fixtures shared by test modules."""
+import os
 import sys
 from pathlib import Path
 
@@ -22,3 +23,24 @@ def entries():
     from ensemble_bandits import registry
 
     return registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+
+
+# Two workers by default (pytest-xdist, in the test extra), one test file each at a time (module
+# fixtures such as the smoke run stay whole): the SLURM test mostly waits on package installs and
+# daemons, so the workflow tests run beside it.  The three long files start first.  `-n 0` (or -p
+# no:xdist) runs everything in one process.
+LONG_FIRST = ("test_workflow.py", "test_slurm.py", "test_robustness.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """``-n 2 --dist loadfile`` unless the command line chose (``-n``, ``--dist``, ``-p no:xdist``)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None and config.option.dist == "no" and (os.cpu_count() or 1) > 1:
+        config.option.numprocesses, config.option.dist, config.option.tx = 2, "loadfile", ["popen"] * 2
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).name, len(rank)))

@@ -83,6 +83,12 @@ def _worse_by(status):
     return long_table(fin), {"a": "A", "baselines": ["B"], "rel_tol": 0.2}
 
 
+def _exceeds_by(status):
+    """Higher is better: A - B above the absolute margin 5 (column regret stands in for accuracy)."""
+    fin = {REPRODUCED: paired(10.0), FAILED: paired(1.0), INCONCLUSIVE: UNDECIDED}[status]
+    return long_table(fin), {"a": "A", "b": "B", "margin": 5.0, "column": "regret"}
+
+
 def _versus_levels(status):
     n, sd = (3, 60.0) if status == INCONCLUSIVE else (30, 1.0)
     top = {REPRODUCED: 5.0, FAILED: 60.0, INCONCLUSIVE: 5.0}[status]     # ES at m >= 500 minus the level
@@ -271,6 +277,7 @@ CASES = {
     "similar": (_similar, ALL),
     "not_worse": (_not_worse, ALL),
     "worse_by": (_worse_by, ALL),
+    "exceeds_by": (_exceeds_by, ALL),
     "versus_levels": (_versus_levels, ALL),
     "same_distribution": (_same_distribution, ALL),
     "within_factor": (_within_factor, ALL),

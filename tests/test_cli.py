@@ -95,3 +95,25 @@ def test_provenance_names_commit_scale_and_package_versions():
     for name in ("python 3.", "numpy 2.", "scipy ", "torch ", "snakemake ", "papermill "):
         assert name in line, line
     assert "not installed" not in line
+
+
+def test_cli_simulate_device_cpu_is_the_cell_as_written(tmp_path):
+    """--device (set by the workflow from the config's device / gpu) reaches the agent without
+    entering the cell: on the CPU it gives the run file of the cell as written, and the log says so."""
+    import json
+
+    import numpy as np
+
+    cell = {"agent": {"name": "greedy_neural", "hidden": 8}, "env": {"name": "epp_quadratic", "d": 4, "pool": 20,
+                                                                   "n_arms": 5}, "horizon": 12}
+    outs = []
+    for extra in ([], ["--device", "cpu"]):
+        out = tmp_path / ("dev" if extra else "plain") / "seeds-0-2.npz"
+        res = _cli("simulate", "--cell", json.dumps(cell), "--seeds", "0", "2", "--out", str(out), *extra, cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        assert ("device cpu" in res.stderr) == bool(extra)
+        assert json.loads((out.parent / "cell.json").read_text()) == cell      # the cell as written
+        outs.append(np.load(out))
+    for k in outs[0].files:
+        if not k.startswith("seconds"):
+            np.testing.assert_array_equal(outs[0][k], outs[1][k])

@@ -260,3 +260,20 @@ def test_gpu_request_only_for_agents_that_can_use_one(monkeypatch):
     assert validation.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
     assert validation.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
     assert validation.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0
+
+
+def test_job_device_moves_only_accelerator_agents_without_their_own_device(monkeypatch):
+    from ensemble_bandits import agents
+
+    monkeypatch.setitem(agents.AGENTS, "torch_dummy", _TorchAgent)
+    torch_cell = {"agent": {"name": "torch_dummy"}, "env": {}}
+    pinned = {"agent": {"name": "torch_dummy", "device": "cpu"}, "env": {}}
+    numpy_cell = {"agent": {"name": "lints"}, "env": {}}
+    assert validation.job_device(torch_cell) is None                      # default: the spec's (cpu)
+    assert validation.job_device(torch_cell, "cuda") == "cuda"            # config device: cuda
+    assert validation.job_device(torch_cell, "cpu", 1) == "cuda"          # a job given a GPU uses it
+    assert validation.job_device(pinned, "cuda", 1) is None               # the spec's own device wins
+    assert validation.job_device(numpy_cell, "cuda", 1) is None           # numpy agents never
+    assert validation.job_device({"experiment": {"name": "coupled_es_phe"}}, "cuda") is None
+    with pytest.raises(ValueError, match="device must be one of"):
+        validation.job_device(torch_cell, "tpu")

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slurm
 
 CONFIG = ["--config", "scale=smoke", "seeds_per_job=2"]
 # first status poll 8 s after submission (the profile's 20 s suits a real cluster; a smoke job
-# takes ~6 s here).  squeue needs MinJobAge (300 s in slurm_ci_up.sh) >= 3 x this.
+# takes ~6 s here).  squeue needs MinJobAge (3600 s in slurm_ci_up.sh) >= 3 x this and >= the test's wall time.
 FAST_POLL = ["--slurm-init-seconds-before-status-checks", "8", "--jobs", "4"]
 PROFILE_MAX_MEM_MB = 8000  # the largest mem_mb in workflow/profiles/slurm/config.yaml (aggregate)
 
@@ -131,7 +131,7 @@ def test_profile_without_accounting_database_uses_squeue(project, tmp_path):
     with slurm_cluster(tmp_path, accounting=False) as state:
         ids, where = run_profile(project, state, targets, ["--slurm-status-command", "squeue", *FAST_POLL],
                                  "squeue")
-        # the controller still holds the recent jobs (MinJobAge 300 s): squeue --states=all shows them
+        # the controller still holds the jobs (MinJobAge 3600 s, longer than the test): squeue --states=all shows them
         sq = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T"],
                             capture_output=True, text=True).stdout
         _assert_all_completed(dict(line.split("|", 1) for line in sq.split()), ids, "squeue --states=all", where)

@@ -3,4 +3,4 @@
 __version__ = "0.1.0"
 # Bump ALGORITHMS_VERSION whenever a change alters simulated numbers: the workflow passes it
 # to every simulation job as a parameter, so Snakemake reruns the affected cells.
-ALGORITHMS_VERSION = "2"   # 2: uniform direction where theta = 0 on the sphere
+ALGORITHMS_VERSION = "3"   # 3: neural agents seed by seed on the CPU (batch-invariant); 2: uniform direction where theta = 0 on the sphere

@@ -12,14 +12,27 @@
 4., 5. the epp-fig8 and epp-fig2b grids at paper scale: every distinct cell timed on a sample of
    rounds, extrapolated to the paper's seeds and horizon, per cell and in shared passes;
 6. the shared pass (also alone: --shared): microseconds per (agent, instance, round) at d = 50,
-   |X| = 10,000, each cell run alone vs G cells in one pass, for several G and score-block sizes.
+   |X| = 10,000, each cell run alone vs G cells in one pass, for several G and score-block sizes;
+7. the neural agents (also alone: --neural), on the CPU (and on a GPU with --device cuda): neural
+   Ensemble++ on the quadratic bandit (d = 100, 50 of 1,000 arms offered, M = 8, 10 seeds batched),
+   milliseconds per round including its gradient steps; Neural-ES (m = 10, 100 GD steps, d = 20,
+   K = 50, 10 seeds) per round at t ~ 10^3 and t ~ 10^4 and their ratio (per-arm statistics; goal
+   <= 1.5); and the cost model's paper-scale CPU-hours of every neural figure.
+
+8. the text bandit (also alone: --text): milliseconds per round and seed of the epp-fig3d heads on
+   frozen features (features cached once per corpus, here random stand-ins of the right shape) and of
+   epp-fig16's frozen and finetuned backbone, and the cost model's paper-scale CPU-hours of every
+   real-data and text figure.
 
     python -m ensemble_bandits.bench --shared   # section 6 only
+    python -m ensemble_bandits.bench --neural   # section 7 only
+    python -m ensemble_bandits.bench --text     # section 8 only
 """
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import statistics
 import time
 
@@ -211,14 +224,14 @@ def shared_section(seeds: int = 4, number: int = 6):
 GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
 
 
-def glm_es_per_round(seeds: int = 50, d: int = 20, K: int = 50, at=(1_000, 10_000), rounds: int = 20):
-    """Microseconds per (instance, round) of GLM-ES on the logistic bandit: the median over ``rounds``
-    timed rounds starting at each round of ``at``.  The rounds in between are played with 0 GD steps
-    (the same data and bookkeeping, no fitting): the fit's cost depends on the size of the state,
-    which per-arm statistics keep at (B, m, K) whatever t is."""
+def per_round_growth(env_spec: dict, agent_spec: dict, seeds: int, at=(1_000, 10_000), rounds: int = 20) -> dict:
+    """Microseconds per (instance, round) of a GD-fitted agent (GLM-ES, Neural-ES): the median over
+    ``rounds`` timed rounds starting at each round of ``at``.  The rounds in between are played with
+    0 GD steps (the same data and bookkeeping, no fitting): the fit's cost depends on the size of
+    the state, which per-arm statistics keep at (B, m, K) whatever t is."""
     ids = list(range(seeds))
-    env = make_env({"name": "sphere_logistic", "d": d, "n_arms": K}, ids)
-    agent = make_agent(GLM_ES, env.setting, ids, max(at) + rounds)
+    env = make_env(env_spec, ids)
+    agent = make_agent(agent_spec, env.setting, ids, max(at) + rounds)
     steps, rounds_played, out = agent.steps, play(env, agent, max(at) + rounds), {}
     t = 0
     for start in sorted(at):
@@ -237,16 +250,127 @@ def glm_es_per_round(seeds: int = 50, d: int = 20, K: int = 50, at=(1_000, 10_00
     return out
 
 
+def glm_es_per_round(seeds: int = 50, d: int = 20, K: int = 50, at=(1_000, 10_000), rounds: int = 20):
+    """Section 2: :func:`per_round_growth` of GLM-ES on the logistic bandit."""
+    return per_round_growth({"name": "sphere_logistic", "d": d, "n_arms": K}, GLM_ES, seeds, at, rounds)
+
+
+EPP_QUADRATIC = {"name": "epp_quadratic", "d": 100, "n_arms": 50, "pool": 1000}
+ENSEMBLE_PP_NEURAL = {"name": "ensemble_pp_neural", "M": 8, "reference": "sphere", "update": "coordinate",
+                      "perturbation": "sphere", "prior_scale": 5.0, "posterior_scale": 1.0}   # epp-fig3a
+NEURAL_ES = {"name": "neural_es", "m": 10, "lam": 1, "scale": 0.1, "L": 3, "N": 20}           # glmes-fig1e
+
+
+def ms_per_round(env_spec: dict, agent_spec: dict, seeds: int, rounds: int, skip: int, repeats: int = 3) -> float:
+    """Wall milliseconds per round of the whole batch: rounds skip+1 .. skip+rounds, the median of
+    ``repeats`` fresh runs (set-up and the first ``skip`` rounds not timed)."""
+    ids, T = list(range(seeds)), skip + rounds
+    walls = []
+    for _ in range(repeats):
+        env = make_env(env_spec, ids)
+        walls.append(_round_time(play(env, make_agent(agent_spec, env.setting, ids, T), T), skip, rounds))
+    return 1e3 * statistics.median(walls) / rounds
+
+
+def neural_figures():
+    """Ids whose paper-scale cells include an agent that can use an accelerator (torch)."""
+    from .agents import AGENTS
+
+    out = {}
+    for fid, entry in sorted(registry.load_registry().items()):
+        fig = registry.resolve(entry, "paper", {})
+        if any(getattr(AGENTS.get(c.get("agent", {}).get("name")), "uses_accelerator", False)
+               for c in registry.all_cells([fig]).values()):
+            out[fid] = fig
+    return out
+
+
+def neural_section(device: str = "cpu"):
+    """Section 7: neural Ensemble++ ms per round, Neural-ES cost growth with t, paper-scale CPU-hours."""
+    from . import costs
+
+    import torch
+
+    torch.set_num_threads(1)        # as in the workflow's jobs (OMP_NUM_THREADS=1): one core each
+    dev = {} if device == "cpu" else {"device": device}
+    print(f"\n7. neural agents on {device} (torch {torch.__version__}, 1 thread)", flush=True)
+    ms = ms_per_round(EPP_QUADRATIC, {**ENSEMBLE_PP_NEURAL, **dev}, seeds=10, rounds=200, skip=100)
+    print(f"   Ensemble++ (M = 8), quadratic bandit d = 100, 10 seeds batched: {ms:.2f} ms per round incl. its "
+          f"gradient steps (goal <= 1.5); a 10^5-round curve of 10 seeds: {ms * 1e5 / 60e3:.1f} min", flush=True)
+    env = {"name": "glmes_quadratic", "d": 20, "n_arms": 50, "noise_sd": 0.5}
+    cost = per_round_growth(env, {**NEURAL_ES, **dev}, seeds=10, rounds=5)
+    early, late = cost[1_000], cost[10_000]
+    print(f"   Neural-ES (m = 10, 100 GD steps, d = 20, K = 50, 10 seeds), ms per (instance, round): t ~ 10^3 "
+          f"{early / 1e3:.2f}, t ~ 10^4 {late / 1e3:.2f}, ratio {late / early:.2f} (goal <= 1.5)", flush=True)
+    print("   paper scale, CPU-hours of this machine by the cost model (cli estimate):", flush=True)
+    for fid, fig in neural_figures().items():
+        secs = costs.cost_summary(costs.run_costs([fig], 50))["seconds"]
+        print(f"     {fid:14s} {secs / 3600:8.1f}", flush=True)
+
+
+def _stand_in_features(cache_dir) -> None:
+    """A features file of the hate-speech corpus with random stand-ins (the cost of a round does not
+    depend on the values; the real file takes minutes to encode: rule embed_text)."""
+    from . import text
+
+    c = text.load_corpus()
+    feats = np.random.default_rng(0).standard_normal((len(c.text), text.encoder("minilm").dim)).astype(np.float32)
+    with open(text.embedding_file(cache_dir, c.sha256), "wb") as fh:
+        np.savez(fh, features=feats, sha256=c.sha256)
+
+
+def text_section():
+    """Section 8: per-round cost of the text bandit's heads and backbones; paper-scale CPU-hours."""
+    import tempfile
+
+    import torch
+
+    from . import costs
+    from .paths import project_root
+
+    torch.set_num_threads(1)
+    entries = registry.load_registry()
+    data_dir = str((project_root() or Path.cwd()) / "resources" / "data")
+    print("\n8. the text bandit (1 thread), milliseconds per round and seed, 4 seeds batched", flush=True)
+    with tempfile.TemporaryDirectory() as cache:
+        _stand_in_features(cache)
+        for fid, rounds, skip in (("epp-fig3d", 400, 100), ("epp-fig16", 20, 25)):
+            fig = registry.resolve(entries[fid], "paper", {})
+            for series in fig["series"]:
+                cell = series["cell"]
+                env_spec = dict(cell["env"], cache_dir=cache) if cell["env"].get("features") != "tokens" else cell["env"]
+                ids = list(range(4))
+                env = make_env(env_spec, ids, data_dir)
+                agent = make_agent(cell["agent"], env.setting, ids, skip + rounds)
+                ms = 1e3 * _round_time(play(env, agent, skip + rounds), skip, rounds) / (rounds * len(ids))
+                print(f"   {fid:10s} {series['panel'][:18]:18s} {series['curve']:22s} {ms:8.2f}", flush=True)
+    print("   paper scale, CPU-hours by the cost model (cli estimate; it over-estimates these cells 2-5x):",
+          flush=True)
+    for fid in ("glmes-fig5a", "glmes-fig5b", "glmes-fig5c", "glmes-fig5d", "epp-fig3c", "epp-fig9b", "epp-fig9c",
+                "epp-fig3d", "epp-fig15", "epp-fig16"):
+        secs = costs.cost_summary(costs.run_costs([registry.resolve(entries[fid], "paper", {})], 50))["seconds"]
+        print(f"     {fid:14s} {secs / 3600:8.1f}", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="per-step costs only")
     p.add_argument("--shared", action="store_true", help="the shared pass only (section 5)")
+    p.add_argument("--neural", action="store_true", help="the neural agents only (section 7)")
+    p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of section 7")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}")
     if args.shared:
         shared_section()
+        return
+    if args.neural:
+        neural_section(args.device)
+        return
+    if args.text:
+        text_section()
         return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
@@ -272,6 +396,8 @@ def main(argv=None):
         print(f"   in shared passes ({groups} groups of <= {SHARED_GROUP} cells): estimated {total / 3600:.1f} "
               f"CPU-hours", flush=True)
     shared_section()
+    neural_section(args.device)
+    text_section()
 
 
 if __name__ == "__main__":

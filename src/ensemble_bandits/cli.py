@@ -21,6 +21,8 @@ from .aggregate import CacheError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
+DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
+                 "not part of the cell")
 
 
 def _load(args):
@@ -49,8 +51,10 @@ def cmd_simulate(args):
     seeds = list(range(args.seeds[0], args.seeds[1]))
     t0 = time.perf_counter()
     print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
-          f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}", file=sys.stderr, flush=True)
-    cols = simulate_columns(cell, seeds, verbose=True)
+          f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
+          + (f", device {args.device}" if args.device else ""), file=sys.stderr, flush=True)
+    run = cell if not args.device else {**cell, "agent": {**cell["agent"], "device": args.device}}
+    cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir)
     write_columns_atomic(cols, args.out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -69,7 +73,8 @@ def cmd_simulate_group(args):
     t0 = time.perf_counter()
     print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
           f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
-    for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True), args.out):
+    for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True, data_dir=args.data_dir),
+                               args.out):
         write_columns_atomic(cols, out)
         write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -81,7 +86,9 @@ def figure_spec(fig: dict) -> dict:
                if not any(s["curve"] == c and "experiment" in s["cell"] for s in fig["series"])]
     return {"id": fig["id"], "title": entry.get("title", fig["id"]), "caption": entry.get("caption", ""),
             "kind": entry["kind"], "band": entry.get("band", "se"), "panels": fig["panels"], "curves": plotted,
-            "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"]}
+            "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"],
+            "absent_data": fig.get("absent_data", []), "absent_panels": fig.get("absent_panels", []),
+            "pending_curves": list(fig.get("pending_curves", {}))}
 
 
 def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
@@ -133,7 +140,8 @@ def cmd_claims(args):
 
     fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
     entry = fig["entry"]
-    results = evaluate(entry, read_table(args.table), fig["scale"])
+    results = evaluate(entry, read_table(args.table), fig["scale"], absent=fig.get("absent_data", []),
+                       pending=fig.get("pending_curves"))
     dump_claims(entry["id"], results, args.json, args.rst)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
@@ -260,6 +268,10 @@ def main(argv=None):
     s.add_argument("--cell", required=True, help="cell spec as JSON")
     s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
     s.add_argument("--out", required=True)
+    s.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
+    s.add_argument("--device", default=None, choices=("cpu", "cuda"),
+                   help="torch device of the agent (not part of the cell: the workflow sets it from the config's "
+                        "device and gpu for agents that can use an accelerator)")
     s.set_defaults(fn=cmd_simulate)
 
     g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "
@@ -267,6 +279,7 @@ def main(argv=None):
     g.add_argument("--cells", required=True, help="JSON list of cell specs (one environment spec and horizon)")
     g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
     g.add_argument("--out", required=True, nargs="+", help="run files, one per cell, in order")
+    g.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     g.set_defaults(fn=cmd_simulate_group)
 
     figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"

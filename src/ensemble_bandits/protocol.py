@@ -45,6 +45,7 @@ class AgentClass:
 
     name = "agent"
     uses_accelerator = False
+    batch_invariant = True      # False: the runner plays one seed per batch (see runner.batch_size)
     distribution_params: dict = {}
     action_spaces: tuple[str, ...] = tuple(ACTION_SPACES)
 

@@ -153,14 +153,15 @@ def _matches(excludes: list, values: dict) -> bool:
 
 
 def scale_settings(entry: dict, scale: str, defaults: dict) -> dict:
-    """Seeds, horizon and grid overrides of ``entry`` at ``scale``."""
+    """Seeds, horizon, grid and environment overrides of ``entry`` at ``scale`` (``env``: hyper-
+    parameters merged into every panel's environment, e.g. a smaller corpus at smoke scale)."""
     if scale not in SCALES:
         raise RegistryError(f"unknown scale {scale!r}; known scales: {', '.join(SCALES)}")
     caps = dict(defaults.get(scale, {}) or {})
     over = dict((entry.get("scales") or {}).get(scale, {}) or {})
     seeds = over.get("seeds", min(entry.get("seeds", 1), caps.get("max_seeds", 10 ** 9)))
     horizon = over.get("horizon", min(entry.get("horizon", 1), caps.get("max_horizon", 10 ** 9)))
-    return {"seeds": int(seeds), "horizon": int(horizon), "grid": over.get("grid", {})}
+    return {"seeds": int(seeds), "horizon": int(horizon), "grid": over.get("grid", {}), "env": over.get("env", {})}
 
 
 def cell_key(cell: dict) -> str:
@@ -172,7 +173,13 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
     fid = entry["id"]
     s = scale_settings(entry, scale, defaults)
     panels = _expand(entry.get("panels", [{"label": ""}]), s["grid"], fid, "panel")
+    if s["env"]:
+        panels = [dict(p, env={**p["env"], **s["env"]}) if "env" in p else p for p in panels]
     curves = _expand(entry.get("curves", []), s["grid"], fid, "curve")
+    # a curve marked ``pending: <reason>`` (e.g. an agent that cannot play the environment yet) is
+    # registered but not simulated at any scale; claims naming it are "not measured" (claims.evaluate)
+    pending = {c["label"]: c["pending"] for c in curves if "pending" in c}
+    curves = [c for c in curves if "pending" not in c]
     series = []
     labels = [[] for _ in curves]                          # per curve template, its labels in the panels
     for panel, (i, curve) in itertools.product(panels, enumerate(curves)):
@@ -194,7 +201,22 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
                        "key": cell_key(cell)})
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
             "panels": _unique(p["label"] for p in panels), "curves": _unique(lab for labs in labels for lab in labs),
-            "series": series}
+            "series": series, **({"pending_curves": pending} if pending else {})}
+
+
+def without_datasets(fig: dict, absent, datasets_of) -> dict:
+    """``fig`` without the series whose cell reads a dataset in ``absent`` (``datasets_of(cell)``
+    names the datasets of a cell): the figure of an ``optional_data:`` entry built without those
+    data.  ``absent_data`` lists the absent datasets that removed series, ``absent_panels`` the
+    panels left without any series (the plot and the claims say "data absent" there)."""
+    absent = set(absent)
+    keep = [s for s in fig["series"] if not absent & set(datasets_of(s["cell"]))]
+    if len(keep) == len(fig["series"]):
+        return fig
+    gone = sorted({n for s in fig["series"] for n in datasets_of(s["cell"]) if n in absent})
+    left = {s["panel"] for s in keep}
+    return {**fig, "series": keep, "absent_data": gone,
+            "absent_panels": [p for p in fig["panels"] if p not in left]}
 
 
 def _unique(labels):

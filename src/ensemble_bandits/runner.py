@@ -6,7 +6,7 @@ One loop over rounds, :func:`play`, drives all B seeds at once (the protocol of
     obs = env.observe(t); arms = agent.select(t, obs); rewards, regret = env.step(arms)
     agent.update(t, obs, arms, rewards)
 
-The result is a long table (seed, t, regret[, probe columns]) of cumulative pseudo-regret at
+The result is a long table (seed, t, regret[, accuracy][, probe columns]) of cumulative pseudo-regret at
 checkpoint rounds, plus per-seed wall time.  Seeds are split into memory-bounded
 sub-batches; results do not depend on the split.
 """
@@ -28,6 +28,11 @@ from .protocol import TIMED_PARTS, Setting, play
 from .registry import shareable
 
 
+# Constructor arguments given at run time, never by a spec (they must not enter a cell's key): the
+# data directory of an environment that reads datasets (envs/base.py, "the data hook").
+RUNTIME_ARGS = ("data_dir",)
+
+
 def _checked(kind: str, registry: dict, spec: dict, n_args: int):
     """The class named by ``spec`` and its hyper-parameters, or a ValueError naming the cause."""
     spec = dict(spec)
@@ -38,7 +43,7 @@ def _checked(kind: str, registry: dict, spec: dict, n_args: int):
     params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
     # the leading parameters are filled positionally by ``args`` (seeds; or setting, seeds, horizon);
     # the rest are hyper-parameters (an experiment's own ``env`` and ``horizon`` among them)
-    allowed = [p for p in params if p != "self"][n_args:]
+    allowed = [p for p in params if p not in ("self", *RUNTIME_ARGS)][n_args:]
     bad = [k for k in spec if k not in allowed]
     if bad:
         raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
@@ -88,8 +93,16 @@ def cell_dimensions(cell: dict) -> dict:
     return {"d": d, "K": K, "members": cls.ensemble_size(spec, horizon), "horizon": horizon, "runs": runs}
 
 
-def make_env(spec: dict, seeds):
-    return _construct("environment", ENVIRONMENTS, spec, seeds)
+def make_env(spec: dict, seeds, data_dir=None):
+    """The environment of ``spec`` for ``seeds``; one that reads datasets (``datasets(spec)``) gets
+    ``data_dir`` (run time only: not part of the spec)."""
+    cls, hyper_params = _checked("environment", ENVIRONMENTS, spec, 1)
+    if cls.datasets(hyper_params):
+        if data_dir is None:
+            raise ValueError(f"environment {spec['name']!r} reads dataset(s) {', '.join(cls.datasets(hyper_params))}: "
+                             f"give the data directory (cli simulate --data-dir DIR; the workflow passes data_dir)")
+        return cls(seeds, data_dir=data_dir, **hyper_params)
+    return cls(seeds, **hyper_params)
 
 
 def make_agent(spec: dict, setting, seeds, horizon: int):
@@ -109,7 +122,11 @@ def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarra
 
 
 def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
-    """Seeds per numpy batch, bounded by a rough memory estimate of the cell."""
+    """Seeds per numpy batch, bounded by a rough memory estimate of the cell; 1 for an agent class
+    whose batched arithmetic is not bit-invariant to the batch (``batch_invariant = False``), so that
+    a seed's numbers never depend on the seeds run with it."""
+    if "agent" in cell and not getattr(AGENTS[cell["agent"]["name"]], "batch_invariant", True):
+        return 1
     dims = cell_dimensions(cell)
     d, K, members = dims["d"], dims["K"], dims["members"]
     per_seed = 8.0 * (3 * K * d + 2 * members * d + 4 * d * d + K * members)
@@ -138,20 +155,28 @@ def _time_calls(agent, spent: dict) -> None:
 
 
 class _Record:
-    """Cumulative pseudo-regret of one agent's batch, and its columns (regret[, probes]) at the
-    checkpoint rounds ``cps``."""
+    """Cumulative pseudo-regret of one agent's batch, and its columns (regret[, accuracy][, probes]) at
+    the checkpoint rounds ``cps``.  ``accuracy`` (an environment whose ``records_accuracy`` is set): the
+    fraction of rounds 1..t whose action was optimal (zero pseudo-regret)."""
 
-    def __init__(self, agent, n_seeds: int, cps):
+    def __init__(self, agent, n_seeds: int, cps, env=None):
         self.probe = probes.for_agent(agent)
         self.cum, self.cps, self.k = np.zeros(n_seeds), cps, 0
         self.cols = {"regret": []}
+        self.hits = np.zeros(n_seeds) if getattr(env, "records_accuracy", False) else None
+        if self.hits is not None:
+            self.cols["accuracy"] = []
 
     def add(self, t: int, regret, agent, env) -> bool:
         """Add round ``t``'s regret; at a checkpoint, record the columns and return True."""
         self.cum += regret
+        if self.hits is not None:
+            self.hits += regret <= 0
         if t != self.cps[self.k]:
             return False
         self.cols["regret"].append(self.cum.copy())
+        if self.hits is not None:
+            self.cols["accuracy"].append(self.hits / t)
         if self.probe is not None:
             for key, val in self.probe(agent, env).items():
                 self.cols.setdefault(key, []).append(val)
@@ -162,16 +187,17 @@ class _Record:
         return {key: np.array(v) for key, v in self.cols.items()}
 
 
-def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None):
+def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None, data_dir=None):
     """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``.
     ``spent``: a dict whose ``select`` and ``update`` entries accumulate the wall time of the agent's
-    select and update calls (timing cells only: the clock reads add a little to the run)."""
+    select and update calls (timing cells only: the clock reads add a little to the run).
+    ``data_dir``: for an environment that reads datasets (:func:`make_env`)."""
     T = int(cell["horizon"])
-    env = make_env(cell["env"], seeds)
+    env = make_env(cell["env"], seeds, data_dir)
     agent = make_agent(cell["agent"], env.setting, seeds, T)
     if spent is not None:
         _time_calls(agent, spent)
-    rec = _Record(agent, len(seeds), cps)
+    rec = _Record(agent, len(seeds), cps, env)
     for rnd in play(env, agent, T):
         if rec.add(rnd.t, rnd.regret, agent, env) and progress:
             progress(rnd.t, T)
@@ -191,13 +217,14 @@ def check_group(cells: list) -> None:
                              f"T={cells[0]['horizon']} and {c['env']}, T={c['horizon']}")
 
 
-def _run_group_batch(cells: list, seeds, cps, progress=None, score_bytes: int = shared.SCORE_BYTES) -> list:
+def _run_group_batch(cells: list, seeds, cps, progress=None, score_bytes: int = shared.SCORE_BYTES,
+                     data_dir=None) -> list:
     """The shared pass (:mod:`ensemble_bandits.shared`) of ``cells`` for ``seeds``: one environment,
     every cell's agent in lockstep; per cell the columns :func:`_run_batch` returns."""
     T = int(cells[0]["horizon"])
-    env = make_env(cells[0]["env"], seeds)
+    env = make_env(cells[0]["env"], seeds, data_dir)
     agents = [make_agent(c["agent"], env.setting, seeds, T) for c in cells]
-    recs = [_Record(agent, len(seeds), cps) for agent in agents]
+    recs = [_Record(agent, len(seeds), cps, env) for agent in agents]
     for rnd in shared.play_group(env, agents, T, score_bytes):
         hit = [rec.add(rnd.t, regret, agent, env) for rec, regret, agent in zip(recs, rnd.regret, agents)]
         if hit[0] and progress:
@@ -242,7 +269,7 @@ def _same_numbers(a: dict, b: dict) -> bool:
             a[k], b[k], equal_nan=True))) for k in a)
 
 
-def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) -> dict:
+def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, data_dir=None) -> dict:
     """One seed at a time, ``repeats`` passes over all seeds (a passing disturbance hits one run of
     several seeds, not every run of one seed); each run is timed alone, outside progress output.
     Every pass must give the same numbers (else a RuntimeError: timing would not be of the same run)."""
@@ -250,7 +277,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) ->
 
     T = int(cell["horizon"])
     # warm caches and lazy imports so that the first timed run is not penalised
-    _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)))
+    _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)), data_dir=data_dir)
     first, secs = {}, np.zeros((repeats, len(seeds)))
     parts = {part: np.zeros((repeats, len(seeds))) for part in TIMED_PARTS}
     for r in range(repeats):
@@ -258,7 +285,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) ->
             gc.collect()
             spent = dict.fromkeys(TIMED_PARTS, 0.0)
             t0 = time.perf_counter()
-            res = _run_batch(cell, [seed], cps, spent=spent)
+            res = _run_batch(cell, [seed], cps, spent=spent, data_dir=data_dir)
             secs[r, i] = time.perf_counter() - t0
             for part in TIMED_PARTS:
                 parts[part][r, i] = spent[part]
@@ -284,7 +311,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool) ->
 
 
 def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
-                     verbose: bool = False, repeats: int | None = None) -> dict:
+                     verbose: bool = False, repeats: int | None = None, data_dir=None) -> dict:
     """Simulate ``cell`` for ``seeds``: the long table (seed, t, regret, ..., seconds) as numpy columns.
 
     Batched (the default): ``seconds`` is the wall time of the seed's batch divided by its size.
@@ -295,7 +322,7 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     number, ``seconds_select`` / ``seconds_update`` the medians of the time spent in the agent's
     ``select`` and ``update`` calls (:data:`TIMED_PARTS`; only timed runs read that clock, so batched
     runs are untouched).  Wall-time columns all start with ``seconds``; no other column depends on
-    the mode.
+    the mode.  ``data_dir``: the datasets directory, for an environment that reads datasets.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:
@@ -305,18 +332,18 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     unbatched = cell.get("timing") == "unbatched" if unbatched is None else unbatched
     if unbatched:
         reps = timing_repeats(cell) if repeats is None else timing_repeats({"timing_repeats": repeats})
-        return _timed_columns(cell, seeds, cps, reps, verbose)
+        return _timed_columns(cell, seeds, cps, reps, verbose, data_dir)
     size = max_batch or batch_size(cell, len(seeds))
     parts = []
     for block in _blocks(seeds, size):
         t0 = time.perf_counter()
-        res = _run_batch(cell, block, cps, _progress(block) if verbose else None)
+        res = _run_batch(cell, block, cps, _progress(block) if verbose else None, data_dir=data_dir)
         parts.append(_long_table(block, cps, res, (time.perf_counter() - t0) / len(block)))
     return _concat(parts)
 
 
 def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, verbose: bool = False,
-                           score_bytes: int = shared.SCORE_BYTES) -> list:
+                           score_bytes: int = shared.SCORE_BYTES, data_dir=None) -> list:
     """The run tables of ``cells`` (one environment spec and horizon, :func:`check_group`) for
     ``seeds`` from one shared pass (:mod:`ensemble_bandits.shared`): per cell, the columns of
     :func:`simulate_columns` with the same numbers, except ``seconds``: the wall time of the
@@ -328,7 +355,7 @@ def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, ver
     parts = [[] for _ in cells]
     for block in _blocks(seeds, size):
         t0 = time.perf_counter()
-        res = _run_group_batch(cells, block, cps, _progress(block) if verbose else None, score_bytes)
+        res = _run_group_batch(cells, block, cps, _progress(block) if verbose else None, score_bytes, data_dir)
         secs = (time.perf_counter() - t0) / (len(block) * len(cells))
         for part, cols in zip(parts, res):
             part.append(_long_table(block, cps, cols, secs))

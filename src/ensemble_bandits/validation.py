@@ -43,17 +43,24 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     if both:
         raise RegistryError(f"figure {fig['id']!r}: dataset(s) {', '.join(both)} listed under both data "
                             f"(required) and optional_data")
+    from .envs import cell_datasets
+
+    listed = set(entry.get("data", []) + entry.get("optional_data", []))
     for s in fig["series"]:
         try:
             check_cell(s["cell"])
         except ValueError as err:
             raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}, curve {s['curve']!r}: {err}") from None
+        unlisted = [n for n in cell_datasets(s["cell"]) if n not in listed]
+        if unlisted:
+            raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}: its environment reads dataset(s) "
+                                f"{', '.join(unlisted)}; list them under data: (or optional_data:) of the entry")
     if entry.get("claims"):
         from .claims import validate_names
 
         paper = resolve(entry, "paper", defaults)
         try:
-            validate_names(entry, paper["curves"], paper["panels"])
+            validate_names(entry, paper["curves"] + list(paper.get("pending_curves", {})), paper["panels"])
         except ValueError as err:
             raise RegistryError(str(err)) from None
 
@@ -67,3 +74,24 @@ def gpu_request(cell: dict, gpus) -> int:
         return 0
     agent = AGENTS.get(cell["agent"]["name"])
     return int(gpus) if agent is not None and getattr(agent, "uses_accelerator", False) else 0
+
+
+DEVICES = ("cpu", "cuda")
+
+
+def job_device(cell: dict, device: str = "cpu", gpus=0) -> str | None:
+    """The torch device a simulate job of ``cell`` runs its agent on: "cuda" when the config asks
+    for it (``device: cuda``) or the job requests a GPU (:func:`gpu_request`), for agents that can
+    use an accelerator and whose spec does not name a device itself; else None (the spec's device,
+    the agent's default "cpu").  It is not part of the cell: the same cell on another device is the
+    same experiment, whose float32 numbers may differ in the last bits."""
+    from .agents import AGENTS
+
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+    if "agent" not in cell or "device" in cell["agent"]:
+        return None
+    agent = AGENTS.get(cell["agent"]["name"])
+    if agent is None or not getattr(agent, "uses_accelerator", False):
+        return None
+    return "cuda" if device == "cuda" or gpu_request(cell, gpus) else None

@@ -6,7 +6,7 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, costs, data, paths, registry, validation
+from ensemble_bandits import ALGORITHMS_VERSION, costs, data, envs, paths, registry, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -48,11 +48,14 @@ def figure(scale, fid):
         raise WorkflowError(f"unknown figure id {fid!r}; known ids: {', '.join(ALL_IDS)}")
     if (scale, fid) not in _RESOLVED:
         try:
-            _RESOLVED[scale, fid] = fig = registry.resolve(REGISTRY[fid], scale, config["scales"])
+            fig = registry.resolve(REGISTRY[fid], scale, config["scales"])
             validation.check_figure(REGISTRY[fid], fig, config["scales"])
         except (registry.RegistryError, ValueError) as err:
-            _RESOLVED.pop((scale, fid), None)
             raise WorkflowError(f"invalid figure registry: {err}")
+        # optional datasets absent from data_dir: the cells that read them are left out ("data absent")
+        optional = REGISTRY[fid].get("optional_data", [])
+        absent = [n for n in optional if not data.present(n, data_root())]
+        _RESOLVED[scale, fid] = registry.without_datasets(fig, absent, envs.cell_datasets) if absent else fig
     return _RESOLVED[scale, fid]
 
 
@@ -96,17 +99,47 @@ def data_inputs(w):
             f"optional: move its files out of data_dir to build {fid_of(w)} without it"
         )
     try:
-        if (
-            str(config.get("data_fetch", False)).lower() == "true"
-        ):  # rule fetch_data downloads what is missing, then checks everything
-            return [f"results/data/{name}.sha256" for name in names] + extra
-        # config["data_dir"] as given, so that the message names it as the user wrote it
-        return (data.verify(names, config["data_dir"], base=workflow.basedir) if names else []) + extra
+        return required_data(names) + extra
     except data.DataError as err:
         raise WorkflowError(
             f"{fid_of(w)} cannot be built: {err}. Nothing was run or deleted; to build the "
             f"rest without it: --config skip='[{fid_of(w)}]'"
         )
+
+
+def required_data(names):
+    """Input files of the datasets ``names``, checked (present, SHA-256; else data.DataError); with
+    data_fetch=true the records of rule fetch_data, which downloads what is missing and checks it."""
+    if str(config.get("data_fetch", False)).lower() == "true":
+        return [f"results/data/{name}.sha256" for name in names]
+    # config["data_dir"] as given, so that a message names it as the user wrote it
+    return data.verify(names, config["data_dir"], base=workflow.basedir) if names else []
+
+
+def cell_data_inputs(cell_spec, what):
+    """Input files of a simulation job of ``cell_spec`` (``what`` names the job in messages): the files
+    of the datasets its environment reads (``Environment.datasets``), checked (present, SHA-256) while
+    the DAG is built, and the rule-made files it reads (``Environment.derived_inputs``).  A required
+    dataset that is missing or wrong stops the run before any job starts."""
+    names = envs.cell_datasets(cell_spec)
+    derived = envs.cell_derived_inputs(cell_spec)
+    if not names:
+        return derived
+    try:
+        return required_data(names) + derived
+    except data.DataError as err:
+        users = [
+            i for i in ALL_IDS if set(names) & set(REGISTRY[i].get("data", []) + REGISTRY[i].get("optional_data", []))
+        ]
+        raise WorkflowError(
+            f"{what} cannot run: {err}. Nothing was run or deleted; to build the rest without it: "
+            f"--config skip='[{','.join(users)}]'"
+        )
+
+
+def cell_data_option(cell_spec):
+    """``--data-dir DIR`` for a simulation job whose environment reads datasets (else empty)."""
+    return f"--data-dir {shlex.quote(data_root())}" if envs.cell_datasets(cell_spec) else ""
 
 
 def data_root():
@@ -242,6 +275,14 @@ def simulate_threads(w):
         return int(workflow.cores)
     except (WorkflowError, TypeError, ValueError):
         return 1
+
+
+def device_option(w):
+    """`` --device cuda`` for jobs whose agent can use an accelerator when the config asks for the
+    GPU (``device: cuda``) or the job requests one (``gpu``), else empty (validation.job_device).
+    A parameter, so switching devices reruns those jobs only; the cell (and its key) stays the same."""
+    dev = validation.job_device(cell(w.scale, w.key), str(config.get("device", "cpu")), config.get("gpu", 0))
+    return f" --device {dev}" if dev else ""
 
 
 def algorithms_stamp(w):

@@ -17,6 +17,8 @@
 
 
 rule simulate:
+    input:
+        data=lambda w: cell_data_inputs(cell(w.scale, w.key), f"simulation of cell {w.key}"),
     output:
         paths.run_file("{scale}", "{key}", "{start}", "{end}"),
     log:
@@ -34,10 +36,12 @@ rule simulate:
         logged=LOGGED,
         cell=lambda w: shlex.quote(json.dumps(cell(w.scale, w.key), sort_keys=True)),
         algorithms=algorithms_stamp,
+        device=device_option,
+        data=lambda w: cell_data_option(cell(w.scale, w.key)),
     shell:
         "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "
-        "--seeds {wildcards.start} {wildcards.end} --out {output}"
+        "--seeds {wildcards.start} {wildcards.end} {params.data} --out {output}{params.device}"
 
 
 # Shared-pass jobs: one rule per group of cells (registry.shared_groups, common.smk), whose outputs
@@ -49,6 +53,8 @@ for _group in SHARED_GROUPS:
     rule:
         name:
             f"simulate_group_{_group['scale']}_{_group['id']}"
+        input:
+            data=lambda w, g=_group: cell_data_inputs(g["cells"][0], f"shared pass {g['id']}"),
         output:
             [paths.run_file(_group["scale"], key, "{start}", "{end}") for key in _group["keys"]],
         log:
@@ -64,9 +70,10 @@ for _group in SHARED_GROUPS:
             logged=LOGGED,
             cells=shlex.quote(json.dumps(_group["cells"], sort_keys=True)),
             algorithms=ALGORITHMS_VERSION,
+            data=lambda w, g=_group: cell_data_option(g["cells"][0]),
         shell:
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
             "{params.logged} {log} python -m ensemble_bandits.cli simulate-group --cells {params.cells} "
-            "--seeds {wildcards.start} {wildcards.end} --out {output}"
+            "--seeds {wildcards.start} {wildcards.end} {params.data} --out {output}"
 
     workflow.ruleorder(f"simulate_group_{_group['scale']}_{_group['id']}", "simulate")

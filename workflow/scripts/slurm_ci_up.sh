@@ -7,8 +7,8 @@
 #   workflow/scripts/slurm_ci_down.sh STATE_DIR    # stop exactly those PIDs
 #
 # Default: no accounting database, so `sacct` fails: run Snakemake with
-# `--slurm-status-command squeue` (MinJobAge below is 300 s: keep
-# --slurm-init-seconds-before-status-checks <= 100, or the plugin silently falls back to sacct
+# `--slurm-status-command squeue` (MinJobAge below is 3600 s: keep
+# --slurm-init-seconds-before-status-checks <= 1200, or the plugin silently falls back to sacct
 # and waits forever).  WITH_SLURMDBD=1 also installs and starts MariaDB + slurmdbd (their PIDs
 # are recorded too), so `sacct`, the plugin's default status command, works.
 # Exit codes: 0 = node idle; 77 = not root / packages cannot be installed (callers skip);
@@ -133,7 +133,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 # finished jobs stay visible to squeue --states=all for MinJobAge seconds
-MinJobAge=300
+MinJobAge=3600
 NodeName=${H} NodeAddr=127.0.0.1 CPUs=${NCPU} RealMemory=${MEM} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF

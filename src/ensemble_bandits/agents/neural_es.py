@@ -1,4 +1,4 @@
-"""Neural-ES and its neural baselines (Sun, Wang & Xu 2025, §4.3, §7; glmes.md §2.4-2.6), in torch.
+"""Neural-ES and its neural baselines (Sun, Wang & Xu 2025, §4.3, §7; glmes.md §2.4-2.6, §3.6), in torch.
 
 Network (spec §2.4): f(x; theta) = sqrt(N) W_L phi(W_{L-1} phi(... phi(W_1 x))), phi = ReLU, no
 biases, hidden widths N; d' = N d + N^2 (L - 2) + N weights (820 for d = 20, L = 3, N = 20).
@@ -14,44 +14,60 @@ fresh perturbation Z_t^j ~ N(0, scale^2) of the new reward, kept for ever, and i
 
 n = t for ``loss_scale: mean`` (the default, spec A4) and n = 1 for ``sum``.  It plays
 argmax_k f(x_k; theta^{j_t}) for a model j_t drawn uniformly each round (ties at random).  The first
-``warmup`` rounds (default K: "pulling each arm once", spec §2.4 and A13) pull arms 1..K in index order
-(the arms are an iid draw, so the order carries no information); their data are perturbed (A7) and,
-with ``warmup_fit: per_round``, fitted every round like any other.
+``warmup`` rounds are a warm-up (``warmup_design``): on a fixed arm set by default K rounds pulling
+arms 1..K in index order ("pulling each arm once", spec §2.4 and A13; the arms are an iid draw, so the
+order carries no information); on per-round contexts, where that has no meaning, by default tau = 50
+rounds of uniformly random arms (spec §3.6).  Warm-up data are perturbed (A7) and, with
+``warmup_fit: per_round``, fitted every round like any other.
 
-Exact algebra: on a fixed arm set the squared loss regroups per arm,
-sum_l (f(x_{a_l}) - Y_l - Z_l^j)^2 = sum_k [n_k f_k^2 - 2 f_k (s_k + P_jk)] + const, so the gradient is
-sum_k (n_k f_k - s_k - P_jk) grad f_k with pull counts n_k, reward sums s_k and each model's
-perturbation sums P_jk: a forward and backward pass over K arms, whatever t.  All B seeds x M models
-are one set of batched weights (B, M, out, in), with a hand-written backward pass of batched matmuls
-(:func:`per_arm_step`); tests check it against autograd on the naive history sum.
+The two action spaces, like GLM-ES (:mod:`.glm_es`): on a fixed arm set (``finite``) the squared
+loss regroups per arm, sum_l (f(x_{a_l}) - Y_l - Z_l^j)^2 = sum_k [n_k f_k^2 - 2 f_k (s_k + P_jk)] + const,
+so the gradient is sum_k (n_k f_k - s_k - P_jk) grad f_k with pull counts n_k, reward sums s_k and each
+model's perturbation sums P_jk (:class:`glm_es.Perturbations`): a forward and backward pass over K
+arms, whatever t.  On per-round contexts (``contexts``) the fit's rows are the t past rounds
+(:class:`RoundHistory`: the pulled inputs x_l and rewards Y_l; each member's Z_l^j one column per round),
+gradient sum_l (f(x_l) - Y_l - Z_l^j) grad f(x_l): the same loss and GD, at a per-round cost that grows
+with t (linearly; the whole run's quadratically).  All B seeds x M models are one set of batched
+weights (B, M, out, in), with a hand-written backward pass of batched matmuls (:func:`backward`);
+tests check it against autograd on the naive history sum.
 
 Baselines (spec §2.6, A14, A15), the same network and GD:
 
 * Neural-PHE (``neural_phe``, NPR of Jia et al. 2022): one network; every round *fresh* perturbations
-  of all past rewards, N(0, scale^2) each.  Only their per-arm sums enter the gradient, and the sum of
-  n_k iid N(0, scale^2) is exactly N(0, n_k scale^2): we draw one normal per arm per round,
-  P_k = scale sqrt(n_k) xi_k (the same distribution of the fit, at O(K) draws a round).  Warm start by
+  of all past rewards, N(0, scale^2) each.  On a fixed arm set only their per-arm sums enter the
+  gradient, and the sum of n_k iid N(0, scale^2) is exactly N(0, n_k scale^2): we draw one normal per
+  arm per round, P_k = scale sqrt(n_k) xi_k (the same distribution of the fit, at O(K) draws a round);
+  on per-round contexts one normal per past round, t draws a round.  Warm start by
   default; ``phe_restart: true`` restarts GD from theta_0 every round (NPR's original).
 * Neural-UCB (``neural_ucb``, Zhou et al. 2020): f(x) + gamma sqrt(g^T U^{-1} g / N), g = grad_theta f(x;
-  theta_{t-1}); U_0 = lam I, U <- U + g(x_t) g(x_t)^T / N (gradient at the weights that chose the arm);
-  unperturbed training.  gamma = 1.
+  theta_{t-1}) for each of the round's K arms (fixed, or the round's contexts); U_0 = lam I,
+  U <- U + g(x_t) g(x_t)^T / N (gradient at the weights that chose the arm); unperturbed training.
+  gamma = 1.
 * Neural-TS (``neural_ts``, Zhang et al. 2021): r(x) ~ N(f(x), nu^2 lam g^T U^{-1} g / N) per arm
   independently; same U and training.  nu = 1.
   ``matrix``: ``auto`` (full U^{-1} by Sherman-Morrison when d' <= 2000, else its diagonal, A14),
   ``full`` or ``diag``.  U^{-1} is kept in float64 whatever ``dtype`` (10^4 rank-one updates).
 
 Options common to all (defaults first): ``dtype`` float32 | float64 (A21); ``device`` cpu | cuda;
-``loss_scale`` mean | sum (A4); ``warm_start`` True | False (A5); ``warmup`` None (= K) or a number of
-rounds, capped at the horizon (an anytime epoch's planned length: min(K, tau_i), A10/A13);
+``loss_scale`` mean | sum (A4); ``warm_start`` True | False (A5); ``warmup`` None (K on a fixed arm
+set, 50 on per-round contexts) or a number of rounds, capped at the horizon (an anytime epoch's planned
+length: min(K, tau_i), A10/A13); ``warmup_design`` None (``each_arm`` on a fixed arm set, ``random`` on
+per-round contexts, so a registry spec needs neither) | ``each_arm`` (arms 1..K in turn; fixed arm set
+only) | ``random`` (uniform arms from the stream ``warmup_arms``, as GLM-ES's option of that name);
 ``warmup_fit`` per_round | once; ``init`` block (the stated symmetric blocks; an odd d uses blocks of
-ceil(d/2) and floor(d/2) columns, the second the first's leading columns, A12) | standard
-(N(0, 2/fan_in), no symmetry); ``symmetric_input`` False | True (feed [x; x]/sqrt(2), so f(x; theta_0) = 0
-as the theory's Remark 5.9 wants, A12's alternative; the input dimension doubles).
+ceil(d/2) and floor(d/2) columns, the second the first's leading columns, A12: 32 and 31 for the UCI
+Shuttle's 63) | standard (N(0, 2/fan_in), no symmetry); ``symmetric_input`` False | True (feed
+[x; x]/sqrt(2), so f(x; theta_0) = 0 as the theory's Remark 5.9 wants, A12's alternative; the input
+dimension doubles).
 
-Randomness: theta_0 from (seed, agent/<name>/init), perturbations, member choices and posterior draws
-from their own per-seed streams (:mod:`ensemble_bandits.rng`), drawn in numpy and converted
-(:func:`torch_common.from_stream`): a seed's run does not depend on its batch.  torch is imported
-inside the classes only, so looking these names up while the job graph is built imports no torch.
+Randomness: theta_0 from (seed, agent/<name>/init), perturbations, member choices, random warm-up
+arms and posterior draws from their own per-seed streams (:mod:`ensemble_bandits.rng`), drawn in numpy
+and converted (:func:`torch_common.from_stream`): a seed's draws do not depend on its batch.  Its
+arithmetic neither: on the CPU every product runs seed by seed (:meth:`NeuralAgent.per_seed`: MKL's
+batched products round differently with the batch size and alignment); ``seed_by_seed: false`` runs
+them batched, faster but reproducible only for the same seed blocks.  torch is
+imported inside the classes only, so looking these names up while the job graph is built imports no
+torch.
 """
 from __future__ import annotations
 
@@ -61,12 +77,16 @@ import math
 import numpy as np
 
 from ..catalog import hyper
+from . import glm_fit
 from .anytime import doubling_trick
+from .glm_es import Perturbations
 from .linear import LinearAgent
 from .torch_common import from_stream, torch_device, torch_dtype
 
 LOSS_SCALES = ("mean", "sum")
 WARMUP_FITS = ("per_round", "once")
+WARMUP_DESIGNS = ("each_arm", "random")
+CONTEXTS_WARMUP = 50       # tau on per-round contexts (spec §3.6: Neural-ES tau = 50)
 INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
@@ -75,12 +95,18 @@ MATRICES = ("auto", "full", "diag")
 # cores busy (load about 4, as the GLM calibration in glm_fit): the wall time of ``runner.simulate``
 # over B = 1, 2, 5 seeds and 8-150 rounds for neural_es (m = 10; N = 20 and 50), neural_phe and
 # neural_ts on the quadratic bandit with d = 20, K = 50 (d' = 820) and d = 50, K = 500 (d' = 1420);
-# the constants are fitted by hand to those per-round costs, within a factor 1.5 of each
-# (tests/test_config_errors.py keeps them within 2).  A GPU is much faster for the big cells.
-NN_STEP_S = 2e-4           # per GD step and batch: the step's torch calls (per seed when a seed runs alone)
-NN_MAC_S = 1e-10           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
+# the constants are fitted by hand to those per-round costs (refitted 2026-11-23 for the seed-by-seed
+# default: the step's torch calls are then made once per seed), within a factor 2 of each (kept by
+# tests/test_config_errors.py).  A GPU is much faster for the big cells.  On
+# per-round contexts a GD step runs over the t past rounds instead of the K arms (glm_fit.fit_rows: T/2
+# rows on average), seed by seed on the CPU; its multiply-adds are cheaper (large products):
+# NN_ROW_MAC_S, from Neural-ES (m = 10, d = 63, K = 7, B = 3) at t = 1000 and 5000 (0.52 and 2.7 s a
+# round, under load about 3).
+NN_STEP_S = 1.4e-4         # per GD step and batch: the step's torch calls (per seed with seed_by_seed)
+NN_MAC_S = 5e-11           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
 NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths g^T U^-1 g (K d'^2; K d' diagonal)
 NN_MATRIX_S = 2.4e-8       # per seed and entry of U^-1 rewritten by the rank-one update (d'^2; d' diagonal)
+NN_ROW_MAC_S = 3.5e-11     # per seed and multiply-add of a GD step over the history rows (contexts)
 
 
 def _choice(value, known, what):
@@ -130,7 +156,9 @@ def forward(weights, x, out_scale: float):
     for W in weights[:-1]:
         h = torch.relu(torch.matmul(h, W.transpose(-1, -2)))    # (B, M, K, N)
         acts.append(h)
-    return out_scale * torch.matmul(h, weights[-1].transpose(-1, -2))[..., 0], acts
+    # the one output: a multiply-and-sum, not a product with one column (MKL's batched gemv rounds
+    # with the batch size: a seed's output would depend on its batch)
+    return out_scale * (h * weights[-1]).sum(-1), acts
 
 
 def backward(weights, acts, c, out_scale: float):
@@ -161,12 +189,79 @@ def per_arm_grads(weights, acts, out_scale: float):
     return torch.cat(parts, dim=-1)
 
 
+def descend(weights, theta0, x, n, target, steps: int, lr: float, reg: float, out_scale: float):
+    """``steps`` full-batch GD steps from ``weights`` (copied) on 1/2 sum_r (n_r f(x_r)^2 - 2 f(x_r)
+    target_r) + reg/2 |theta - theta0|^2 over the rows x (B, R, d): gradient sum_r (n_r f_r - target_r)
+    grad f_r + reg (theta - theta0), with n (B, 1, R) (None: 1) and target (B, M|1, R); step ``lr``."""
+    import torch
+    W = [w.clone() for w in weights]
+    for _ in range(steps):
+        f, acts = forward(W, x, out_scale)
+        grads = backward(W, acts, f - target if n is None else n * f - target, out_scale)
+        with torch.no_grad():
+            for w, g, w0 in zip(W, grads, theta0):
+                w.sub_(lr * (g + reg * (w - w0)))
+    return W
+
+
+def sherman_morrison(Uinv, g):
+    """In place and returned: U^{-1} (B, p, p) <- (U + g g^T)^{-1} for g (B, p)."""
+    v = (Uinv * g.unsqueeze(1)).sum(-1)                        # U^{-1} g (B, p): not a one-column product
+    c = 1.0 / (1.0 + (g * v).sum(-1))                          # (MKL's batched gemv rounds with the batch)
+    Uinv -= c[:, None, None] * (v.unsqueeze(-1) * v.unsqueeze(1))
+    return Uinv
+
+
+def _seed_part(a, b: int):
+    """Seed b's slice (1, ...) of ``a`` in a fresh allocation (lists element-wise, None as is)."""
+    if a is None:
+        return None
+    if isinstance(a, (list, tuple)):
+        return [_seed_part(x, b) for x in a]
+    return a[b:b + 1].clone()
+
+
+def _concat(parts):
+    """The per-seed results ``parts`` (tensors, or tuples/lists of them) joined along the seed axis."""
+    import torch
+    if isinstance(parts[0], (list, tuple)):
+        return type(parts[0])(_concat(list(p)) for p in zip(*parts))
+    return torch.cat(parts)
+
+
+class RoundHistory:
+    """The fit's rows on per-round contexts: the pulled inputs x_l (B, t, d_in), a tensor on the agent's
+    device, and the rewards Y_l (B, t) in float64; storage grows by doubling up to the horizon."""
+
+    def __init__(self, B: int, T: int, d_in: int, dtype, device):
+        import torch
+        self.torch, self.T, self.t = torch, int(T), 0
+        size = min(self.T, 256)
+        self.x = torch.zeros((B, size, d_in), dtype=dtype, device=device)
+        self.y = np.zeros((B, size))
+
+    def add(self, x, y) -> None:
+        """Record the round's pulled inputs ``x`` (B, d_in) and rewards ``y`` (B,)."""
+        if self.t == self.y.shape[1]:
+            grow = min(max(self.T, self.t + 1), 2 * self.t) - self.t
+            self.x = self.torch.cat([self.x, self.x.new_zeros((self.x.shape[0], grow, self.x.shape[2]))], dim=1)
+            self.y = np.concatenate([self.y, np.zeros((self.y.shape[0], grow))], axis=1)
+        self.x[:, self.t] = x
+        self.y[:, self.t] = y
+        self.t += 1
+
+    def rows(self):
+        """Inputs (B, t, d_in) and rewards (B, t) of the past rounds."""
+        return self.x[:, :self.t], self.y[:, :self.t]
+
+
 class NeuralAgent(LinearAgent):
-    """What Neural-ES and the neural baselines share: the network, theta_0, the per-arm statistics,
-    the warm-up and the GD fit of M = ``members`` networks per seed (see the module docstring)."""
+    """What Neural-ES and the neural baselines share: the network, theta_0, the fit's data (per-arm
+    statistics or the round history), the warm-up and the GD fit of M = ``members`` networks per seed
+    (see the module docstring)."""
 
     name = "neural"
-    action_spaces = ("finite",)
+    action_spaces = ("finite", "contexts")
     uses_accelerator = True
     members = 1
 
@@ -176,22 +271,35 @@ class NeuralAgent(LinearAgent):
         d_in = dims["d"] * (2 if hyper(cls, spec, "symmetric_input") else 1)
         return n_weights(d_in, int(hyper(cls, spec, "L")), int(hyper(cls, spec, "N")))
 
+    @staticmethod
+    def default_warmup(action_space: str, K: int) -> int:
+        """The warm-up length when ``warmup`` is None: K on a fixed arm set, 50 on per-round contexts."""
+        return int(K) if action_space == "finite" else CONTEXTS_WARMUP
+
     @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
-        """``steps`` GD steps of the ``members`` networks over the K arms each fitted round (every round
-        with ``warmup_fit: per_round``, else from the end of the warm-up on); see the constants above."""
-        steps, K, M = int(hyper(cls, spec, "steps")), dims["K"], dims["members"]
+        """``steps`` GD steps of the ``members`` networks over the fit's rows (the K arms, or on
+        per-round contexts the past rounds: T/2 on average, :func:`glm_fit.fit_rows`) each fitted round
+        (every round with ``warmup_fit: per_round``, else from the end of the warm-up on); see the
+        constants above."""
+        steps, M = int(hyper(cls, spec, "steps")), dims["members"]
+        rows = glm_fit.fit_rows(dims, action_space)
         fitted = 1.0
         if hyper(cls, spec, "warmup_fit") == "once":
             warm = hyper(cls, spec, "warmup")
-            warm = K if warm is None else int(warm)
+            warm = cls.default_warmup(action_space, dims["K"]) if warm is None else int(warm)
             fitted = max(dims["horizon"] - warm, 1) / dims["horizon"]
-        return fitted * steps * NN_STEP_S, fitted * steps * NN_MAC_S * 3 * M * K * cls.weights(spec, dims)
+        mac = NN_MAC_S if action_space == "finite" else NN_ROW_MAC_S
+        calls, work = fitted * steps * NN_STEP_S, fitted * steps * mac * 3 * M * rows * cls.weights(spec, dims)
+        if hyper(cls, spec, "seed_by_seed") and str(hyper(cls, spec, "device")).startswith("cpu"):
+            return 0.0, calls + work                          # every seed makes its own torch calls
+        return calls, work
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, L: int = 3, N: int = 20, steps: int = 100,
                  lr: float = 0.01, loss_scale: str = "mean", warm_start: bool = True, warmup: int | None = None,
-                 warmup_fit: str = "per_round", init: str = "block", symmetric_input: bool = False,
-                 dtype: str = "float32", device: str = "cpu"):
+                 warmup_design: str | None = None, warmup_fit: str = "per_round", init: str = "block",
+                 symmetric_input: bool = False, dtype: str = "float32", device: str = "cpu",
+                 seed_by_seed: bool = True):
         super().__init__(setting, seeds, horizon)
         import torch
         self.torch = torch
@@ -204,9 +312,18 @@ class NeuralAgent(LinearAgent):
         self.init = _choice(init, INITS, "init")
         self.warm_start, self.symmetric_input = bool(warm_start), bool(symmetric_input)
         self.dtype, self.device = torch_dtype(dtype), torch_device(device)
-        self.warmup = min(self.K if warmup is None else int(warmup), self.T)
-        if self.warmup < 0:
+        self.per_arm = setting.action_space == "finite"
+        if warmup_design is None:
+            warmup_design = "each_arm" if self.per_arm else "random"
+        self.warmup_design = _choice(warmup_design, WARMUP_DESIGNS, "warmup_design")
+        if self.warmup_design == "each_arm" and not self.per_arm:
+            raise ValueError(f"{self.name}: pulling each arm once needs a fixed arm set; on per-round contexts "
+                             "use warmup_design: random (glmes.md §3.6)")
+        warmup = self.default_warmup(setting.action_space, self.K) if warmup is None else int(warmup)
+        if warmup < 0:
             raise ValueError(f"warmup must be >= 0, got {warmup}")
+        self.warmup = min(warmup, self.T)
+        self.u = self.streams("warmup_arms", "uniform") if self.warmup_design == "random" else None
         self.d_in = 2 * self.d if self.symmetric_input else self.d
         self.out_scale = math.sqrt(self.N)
         shapes = list(zip(widths(self.d_in, self.L, self.N)[1:], widths(self.d_in, self.L, self.N)[:-1]))
@@ -218,68 +335,96 @@ class NeuralAgent(LinearAgent):
                        for (o, i), a, b in zip(shapes, offs[:-1], offs[1:])]
         self.M = int(self.members)
         self.W = [w.expand(-1, self.M, -1, -1).clone() for w in self.theta0]
-        self.n = np.zeros((self.B, self.K))                    # pull counts
-        self.s = np.zeros((self.B, self.K))                    # reward sums
+        if self.per_arm:
+            self.n = np.zeros((self.B, self.K))                # pull counts
+            self.s = np.zeros((self.B, self.K))                # reward sums
+        else:
+            self.history = RoundHistory(self.B, self.T, self.d_in, self.dtype, self.device)
         self.t_obs = 0
+        # MKL's summation order in a product depends on its batch size and on memory alignment, so on
+        # the CPU every agent computes seed by seed: bit for bit the same numbers in any batch (batched,
+        # Neural-UCB/TS's regret at d = 20, K = 50 differed between seeds {0, 1, 2} and {1} alone within
+        # 400 rounds).  It costs the per-arm path 1.7-2.6x at B = 5-20 (``seed_by_seed: false`` keeps
+        # the batched products: faster, reproducible only for the same seed blocks).  On CUDA a batch
+        # is the same up to kernel reductions.
+        self.seed_by_seed = self.device.type == "cpu" and bool(seed_by_seed)
         self._x, self._xid = None, None
-        self._jit = None
+        self._jit = from_stream(self.jitter, torch.float64, self.device)
 
     def tensor(self, a):
         return from_stream(a, self.dtype, self.device)
 
+    def per_seed(self, fn, *args):
+        """``fn(*args)`` on tensors with a leading seed axis (or lists of them, or None): seed by seed
+        (:func:`_seed_part`, :func:`_concat`) where ``seed_by_seed``, else in one batch."""
+        if not self.seed_by_seed:
+            return fn(*args)
+        return _concat([fn(*(_seed_part(a, b) for a in args)) for b in range(self.B)])
+
     # -- helpers ---------------------------------------------------------------------------------
 
     def inputs(self, obs):
-        """The network inputs (B, K, d_in) of the arm set (converted once for a fixed arm set)."""
+        """The network inputs (B, K, d_in) of the round's arm set (converted once for a fixed arm set)."""
         if self._xid is not obs.features:
             x = obs.features
             if self.symmetric_input:
                 x = np.concatenate([x, x], axis=2) / math.sqrt(2.0)
             self._x, self._xid = self.tensor(x), obs.features
-            self._jit = from_stream(self.jitter, self.torch.float64, self.device)
         return self._x
 
     def outputs(self, x, weights=None):
-        return forward(self.W if weights is None else weights, x, self.out_scale)[0]
+        """f (B, M, K) of the networks ``weights`` (default: the agent's) on inputs x (B, K, d_in)."""
+        return self.per_seed(lambda x, W: forward(W, x, self.out_scale)[0], x, self.W if weights is None else weights)
+
+    def fit_rows(self, obs):
+        """The fit's rows (module docstring): inputs (B, R, d_in), pull counts (B, 1, R) (None: one row
+        per round) and reward targets (B, R) in float64 -- the K arms with their counts and reward sums
+        (fixed arm set), or the t past rounds (per-round contexts)."""
+        if self.per_arm:
+            return self.inputs(obs), self.tensor(self.n).unsqueeze(1), self.s
+        x, y = self.history.rows()
+        return x, None, y
 
     def extra(self):
-        """Each member's per-arm target offsets P (B, M, K) added to the reward sums (None: zero)."""
+        """Each member's target offsets P (B, M, R) on the fit's rows, added to the rewards (None: zero)."""
         return None
 
-    def gd(self, x, weights, P):
-        """``steps`` full-batch GD steps from ``weights`` on the per-arm loss (module docstring)."""
-        torch = self.torch
-        n = self.tensor(self.n).unsqueeze(1)                    # (B, 1, K)
-        target = self.tensor(self.s).unsqueeze(1)
+    def gd(self, rows, weights, P):
+        """``steps`` full-batch GD steps from ``weights`` on the loss over ``rows`` (:meth:`fit_rows`)
+        with target offsets ``P`` (module docstring; :func:`descend`)."""
+        x, n, y = rows
+        target = self.tensor(y).unsqueeze(1)                   # (B, 1, R)
         if P is not None:
             target = target + self.tensor(P)
         div = float(max(self.t_obs, 1)) if self.loss_scale == "mean" else 1.0
         lr, reg = self.lr / div, self.lam * self.N
-        W = [w.clone() for w in weights]
-        for _ in range(self.steps):
-            f, acts = forward(W, x, self.out_scale)
-            grads = backward(W, acts, n * f - target, self.out_scale)
-            with torch.no_grad():
-                for w, g, w0 in zip(W, grads, self.theta0):
-                    w.sub_(lr * (g + reg * (w - w0)))
-        return W
+        return self.per_seed(lambda W, W0, *data: descend(W, W0, *data, self.steps, lr, reg, self.out_scale),
+                             weights, self.theta0, x, n, target)
 
     def fit(self, t, obs):
         fit_now = self.warmup_fit == "per_round" or t >= self.warmup
         if fit_now:
             start = self.W if self.warm_start else [w.expand(-1, self.M, -1, -1) for w in self.theta0]
-            self.W = self.gd(self.inputs(obs), start, self.extra())
+            self.W = self.gd(self.fit_rows(obs), start, self.extra())
 
     def warm_arms(self, t):
+        """The warm-up round t's arms: arm (t - 1) mod K (``each_arm``), or uniformly random (``random``)."""
+        if self.u is not None:
+            return np.minimum((self.u.take(1)[:, 0] * self.K).astype(np.int64), self.K - 1)
         return np.full(self.B, (t - 1) % self.K, dtype=np.int64)
 
     def argmax(self, scores):
         """argmax over arms of scores (B, K) plus the fixed tie-break jitter (in float64), as numpy indices."""
         return (scores.to(self.torch.float64) + self._jit).argmax(dim=1).cpu().numpy().astype(np.int64)
 
-    def record(self, arms, r):
-        self.n[self.rows, arms] += 1.0
-        self.s[self.rows, arms] += r
+    def record(self, obs, arms, r):
+        """Add the round (pulled ``arms``, rewards ``r``) to the fit's data."""
+        if self.per_arm:
+            self.n[self.rows, arms] += 1.0
+            self.s[self.rows, arms] += r
+        else:
+            b, a = self.torch.as_tensor(self.rows), self.torch.as_tensor(arms)
+            self.history.add(self.inputs(obs)[b.to(self.device), a.to(self.device)], r)
         self.t_obs += 1
 
     # -- protocol --------------------------------------------------------------------------------
@@ -290,7 +435,7 @@ class NeuralAgent(LinearAgent):
         return self.warm_arms(t) if t <= self.warmup else arms
 
     def update(self, t, obs, arms, r):
-        self.record(arms, np.asarray(r, dtype=np.float64))
+        self.record(obs, arms, np.asarray(r, dtype=np.float64))
         self.fit(t, obs)
 
     def choose(self, t, x):
@@ -299,8 +444,8 @@ class NeuralAgent(LinearAgent):
 
 class NeuralES(NeuralAgent):
     """Neural-ES (glmes.md §2.4): m networks on their own perturbed histories, warm-up by pulling each
-    arm once.  Paper defaults (§7.2): m = 10, scale = sigma_R = 0.1, lam = 1, L = 3, N = 20, 100 GD steps
-    of size 0.01; options in the module docstring."""
+    arm once (random arms on per-round contexts).  Paper defaults (§7.2): m = 10, scale = sigma_R = 0.1,
+    lam = 1, L = 3, N = 20, 100 GD steps of size 0.01; options in the module docstring."""
 
     name = "neural_es"
     distribution_params = {}
@@ -317,7 +462,7 @@ class NeuralES(NeuralAgent):
         self.scale = float(scale)
         self.z = self.streams("reward_perturbation", "normal", block=max(self.M, 4096))
         self.j = self.streams("selection", "uniform")
-        self.P = np.zeros((self.B, self.M, self.K))            # perturbation sums per member and arm
+        self.perts = Perturbations(setting, self.M)           # per-arm sums, or one column per round
 
     def member(self):
         return np.minimum((self.j.take(1)[:, 0] * self.M).astype(np.int64), self.M - 1)
@@ -328,17 +473,18 @@ class NeuralES(NeuralAgent):
         Wj = [w[b, j].unsqueeze(1) for w in self.W]            # (B, 1, out, in)
         return self.argmax(self.outputs(x, Wj)[:, 0])
 
-    def record(self, arms, r):
-        super().record(arms, r)
-        self.P[self.rows, :, arms] += self.scale * self.z.take(self.M)
+    def record(self, obs, arms, r):
+        super().record(obs, arms, r)
+        self.perts.add(arms, self.scale * self.z.take(self.M))
 
     def extra(self):
-        return self.P
+        return self.perts.extra()
 
 
 class NeuralPHE(NeuralAgent):
     """Neural-PHE / NPR (spec §2.6, A15): one network refitted each round on freshly perturbed past
-    rewards (per-arm sums drawn exactly, module docstring); greedy choice.  scale = 0.1."""
+    rewards (on a fixed arm set their per-arm sums, drawn exactly; module docstring); greedy choice.
+    scale = 0.1."""
 
     name = "neural_phe"
 
@@ -353,7 +499,9 @@ class NeuralPHE(NeuralAgent):
         return self.argmax(self.outputs(x)[:, 0])
 
     def extra(self):
-        return (self.scale * np.sqrt(self.n) * self.xi.take(self.K))[:, None, :]
+        if self.per_arm:
+            return (self.scale * np.sqrt(self.n) * self.xi.take(self.K))[:, None, :]
+        return (self.scale * self.xi.take(self.t_obs))[:, None, :]
 
 
 class NeuralUCBTS(NeuralAgent):
@@ -383,15 +531,16 @@ class NeuralUCBTS(NeuralAgent):
         self.g_chosen = None
 
     def widths2(self, x):
-        """f (B, K) and g^T U^{-1} g / N (B, K) at the current weights; keeps the per-arm gradients."""
-        f, acts = forward(self.W, x, self.out_scale)
-        g = per_arm_grads(self.W, acts, self.out_scale).to(self.torch.float64)   # (B, K, p)
-        if self.diag:
-            q = (g * g * self.Uinv.unsqueeze(1)).sum(-1)
-        else:
-            q = (self.torch.matmul(g, self.Uinv) * g).sum(-1)
-        self._g = g
-        return f[:, 0], q.clamp_min(0.0) / self.N
+        """f (B, K) and g^T U^{-1} g / N (B, K) at the current weights on the round's arms x (B, K, d_in);
+        keeps the per-arm gradients."""
+        def widths(x, W, Uinv):
+            f, acts = forward(W, x, self.out_scale)
+            g = per_arm_grads(W, acts, self.out_scale).to(self.torch.float64)   # (B, K, p)
+            q = (g * g * Uinv.unsqueeze(1)).sum(-1) if self.diag else (self.torch.matmul(g, Uinv) * g).sum(-1)
+            return f[:, 0], q, g
+
+        f, q, self._g = self.per_seed(widths, x, self.W, self.Uinv)
+        return f, q.clamp_min(0.0) / self.N
 
     def select(self, t, obs):
         arms = super().select(t, obs)
@@ -403,9 +552,7 @@ class NeuralUCBTS(NeuralAgent):
         if self.diag:
             self.Uinv = 1.0 / (1.0 / self.Uinv + g * g)
         else:
-            v = self.torch.matmul(self.Uinv, g.unsqueeze(-1))  # (B, p, 1)
-            c = 1.0 / (1.0 + (g.unsqueeze(1) @ v)[:, 0, 0])
-            self.Uinv -= c[:, None, None] * (v @ v.transpose(-1, -2))
+            self.Uinv = self.per_seed(sherman_morrison, self.Uinv, g)
         super().update(t, obs, arms, r)
 
 

@@ -20,9 +20,16 @@ actions by softmax P(class 1), i.e. by l1 - l0) or "logit" (the authors' code: t
 logit).  Optimiser (A10, A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
 replacement from a FIFO buffer of ``buffer_size`` 10,000, coupled L2 weight decay
 ``weight_decay``/len(buffer) recomputed every step, ``G`` gradient steps every ``update_freq``
-rounds from round ``update_start`` = 128 on.  Defaults follow the paper where it speaks (G = 1,
-A8) and the authors' code elsewhere (prior_scale = posterior_scale = 0.1 unless the registry sets the
-per-game values of spec §2.5, A9).
+rounds from round ``update_start`` = 128 on.  Body: ``hidden`` = D units of the 2-layer ReLU trunk
+(64), or 0 for no trunk (the identity: heads on the input itself, D = d; the frozen-feature heads of
+the text bandit, :mod:`ensemble_bandits.envs.text`).  ``init_blocks`` = k (default 1): the input is
+the disjoint encoding of one feature vector into k per-action blocks (x_a = e_a (x) phi), and a head's
+initialisation uses the fans of the per-action head Linear(D/k -> k C) of the authors' LLM code
+(fan-in D/k, fan-out k C) instead of Linear(D -> C).  ``backbone: gpt`` (Ensemble++ and Greedy): the
+trunk is a random-init small GPT-2 on token-id contexts, finetuned or frozen (``finetune``;
+:mod:`.gpt_trunk`, the offline substitute of epp-fig16's Pythia-14m).  Defaults follow the paper
+where it speaks (G = 1, A8) and the authors' code elsewhere (prior_scale = posterior_scale = 0.1
+unless the registry sets the per-game values of spec §2.5, A9).
 
 This module imports torch only inside functions and methods: the workflow reads the class
 attributes (``ensemble_size``, ``uses_accelerator``, ...) while it builds the job graph without torch.
@@ -39,9 +46,10 @@ from .. import distributions as dist
 from ..catalog import hyper
 from ..protocol import AgentClass, Setting
 from ..rng import Streams
-from .torch_common import from_stream, torch_device, torch_dtype
+from .torch_common import from_stream, linear, matmul, torch_device, torch_dtype
 
 LOSSES = {"mse": 1, "ce": 2}           # loss -> number of outputs C
+PRIOR_INITS = ("sphere_rows", "xavier")  # Ensemble++ prior P0: unit rows in R^M ("sDB"), or xavier-normal
 NPS = 16                               # index vectors per datum per step of a sampled update family
 
 # Cost model (``round_costs``, read by costs.py): CPU seconds of one round of a batch of B seeds =
@@ -127,6 +135,15 @@ class NeuralAgent(AgentClass):
         return int(hyper(cls, spec, "M")) if "M" in inspect.signature(cls.__init__).parameters else 1
 
     @classmethod
+    def feature_dim(cls, spec: dict, d: int) -> int:
+        """D, the width of the features the heads read: ``hidden``, or d without a trunk (hidden 0),
+        or K E for the GPT backbone (K = ``init_blocks`` actions)."""
+        if spec.get("backbone") == "gpt":
+            from .gpt_trunk import SHAPE
+            return int(hyper(cls, spec, "init_blocks")) * SHAPE["n_embd"]
+        return int(hyper(cls, spec, "hidden")) or int(d)
+
+    @classmethod
     def outputs(cls, spec: dict) -> int:
         loss = hyper(cls, spec, "loss")
         if loss not in LOSSES:
@@ -154,9 +171,21 @@ class NeuralAgent(AgentClass):
         return int(hyper(cls, spec, "G")) * max(0, horizon - start + 1) / (freq * horizon)
 
     @classmethod
+    def trunk_params(cls, spec: dict, d: int) -> int:
+        """Parameters of the trunk: the MLP's (H, :func:`trunk_size`) or the GPT backbone's."""
+        if spec.get("backbone") == "gpt":
+            from .gpt_trunk import param_count
+            return param_count(d - int(hyper(cls, spec, "init_blocks")))
+        return trunk_size(d, int(hyper(cls, spec, "hidden")))
+
+    @classmethod
     def trunk_macs(cls, spec: dict, d: int) -> int:
+        if spec.get("backbone") == "gpt":                     # about its weights x tokens per input
+            from .gpt_trunk import SHAPE
+            E = SHAPE["n_embd"]
+            return 12 * E * E * SHAPE["n_layer"] * d
         D = int(hyper(cls, spec, "hidden"))
-        return d * D + D * D
+        return d * D + D * D                                  # 0 without a trunk
 
     @classmethod
     def act_macs(cls, spec: dict, d: int, K: int) -> float:
@@ -188,7 +217,8 @@ class NeuralAgent(AgentClass):
                  lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
                  update_start: int = 128, update_freq: int = 1, buffer_size: int = 10_000,
                  noise_scale: float = 0.01, prior_scale: float = 0.1, posterior_scale: float = 0.1,
-                 rank_by: str = "prob", dtype: str = "float32", device: str = "cpu", M: int = 1):
+                 rank_by: str = "prob", dtype: str = "float32", device: str = "cpu", M: int = 1,
+                 init_blocks: int = 1, backbone: str = "mlp", finetune: bool = True):
         import torch
 
         if not isinstance(setting, Setting):
@@ -201,7 +231,21 @@ class NeuralAgent(AgentClass):
         self.torch = torch
         self.setting = setting
         self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
-        self.M, self.D, self.C, self.loss = int(M), int(hidden), LOSSES[loss], loss
+        self.M, self.C, self.loss = int(M), LOSSES[loss], loss
+        self.hidden = int(hidden)
+        if backbone not in ("mlp", "gpt"):
+            raise ValueError(f"backbone must be 'mlp' or 'gpt', got {backbone!r}")
+        self.backbone, self.finetune = backbone, bool(finetune)
+        if backbone == "gpt":
+            from .gpt_trunk import SHAPE
+            if int(init_blocks) != setting.K:
+                raise ValueError(f"backbone gpt reads per-action contexts: init_blocks must be K = {setting.K}")
+            self.D = setting.K * SHAPE["n_embd"]
+        else:
+            self.D = self.hidden or self.d                      # features the heads read
+        self.blocks = int(init_blocks)
+        if self.blocks < 1 or self.D % self.blocks:
+            raise ValueError(f"init_blocks = {init_blocks} must be >= 1 and divide the feature width D = {self.D}")
         self.lr, self.batch_size, self.wd = float(lr), int(batch_size), float(weight_decay)
         self.G, self.update_start, self.update_freq = int(G), int(update_start), int(update_freq)
         self.noise_scale, self.prior_scale, self.post_scale = float(noise_scale), float(prior_scale), float(posterior_scale)
@@ -236,9 +280,10 @@ class NeuralAgent(AgentClass):
     def uniform(self, what: str, *shape: int) -> np.ndarray:
         return self.streams(f"init/{what}", "uniform").shaped(*shape)
 
-    def linear_default(self, what: str, fan_out: int, fan_in: int, bias: bool = True):
-        """PyTorch's default Linear init: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        bound = 1.0 / math.sqrt(fan_in)
+    def linear_default(self, what: str, fan_out: int, fan_in: int, bias: bool = True, init_fan_in: int | None = None):
+        """PyTorch's default Linear init: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (``init_fan_in``
+        in the bound instead of the shape's ``fan_in`` when given)."""
+        bound = 1.0 / math.sqrt(init_fan_in or fan_in)
         W = self.tensor(bound * (2.0 * self.uniform(f"{what}.weight", fan_out, fan_in) - 1.0))
         b = self.tensor(bound * (2.0 * self.uniform(f"{what}.bias", fan_out) - 1.0)) if bias else None
         return W, b
@@ -246,14 +291,31 @@ class NeuralAgent(AgentClass):
     def xavier(self, what: str, *shape: int, fan_in: int, fan_out: int):
         return self.tensor(math.sqrt(2.0 / (fan_in + fan_out)) * self.normal(what, *shape))
 
+    def head_fans(self) -> dict:
+        """Fans of a head Linear(D -> C) for its initialisation: fan-in D/k, fan-out k C (``init_blocks`` k)."""
+        return {"fan_in": self.D // self.blocks, "fan_out": self.blocks * self.C}
+
     # ---- network pieces ---------------------------------------------------------------------
     def make_trunk(self, what: str = "trunk"):
+        """The trunk's weights [W1, b1, W2, b2], or [] without a trunk (hidden 0); the GPT backbone's
+        trainable parameters ([] when frozen)."""
+        if self.backbone == "gpt":
+            from . import gpt_trunk
+            return gpt_trunk.build(self, self.d - self.K, self.finetune)
+        if not self.hidden:
+            return []
         W1, b1 = self.linear_default(f"{what}.0", self.D, self.d)
         W2, b2 = self.linear_default(f"{what}.1", self.D, self.D)
         return [W1, b1, W2, b2]
 
     def run_trunk(self, params, x):
-        """ReLU(ReLU(x W1^T + b1) W2^T + b2): x (B, n, d) -> (B, n, D)."""
+        """ReLU(ReLU(x W1^T + b1) W2^T + b2): x (B, n, d) -> (B, n, D); x itself without a trunk; the
+        GPT backbone's per-action features."""
+        if self.backbone == "gpt":
+            from . import gpt_trunk
+            return gpt_trunk.features(self, x)
+        if not params:
+            return x
         torch = self.torch
         W1, b1, W2, b2 = params
         h = torch.baddbmm(b1.unsqueeze(1), x, W1.transpose(1, 2)).relu_()
@@ -330,7 +392,7 @@ class NeuralAgent(AgentClass):
             return -torch.gather(logp, 2, label)[:, :, 0].mean(dim=(1, 2)).sum()
         target = y[:, :, None]
         if z is not None and z.shape[-1] and xi is not None:                       # + noise_scale <xi, z_i>
-            noise = z @ xi.T if xi.dim() == 2 else (xi @ z[:, :, :, None])[..., 0]
+            noise = matmul(z, xi.T) if xi.dim() == 2 else matmul(xi, z[:, :, :, None])[..., 0]
             target = target + self.noise_scale * noise
         return ((pred[:, :, 0] - target) ** 2).mean(dim=(1, 2)).sum()
 
@@ -360,7 +422,9 @@ class EnsemblePlusPlusNeural(NeuralAgent):
     ``base_bias: true`` adds it), W (C D x M) trainable, xavier-normal (fan_in M, fan_out C D), P0
     (C D x M) fixed, each row a unit vector in R^M times ``prior_std`` (the code's "sDB" init);
     stop-gradient: W's loss reaches neither h nor b through sg.  Acting index zeta ~ ``reference``
-    (Sphere); each datum stores z ~ ``perturbation`` (Sphere); a step's index set is ``update``
+    (Sphere); ``prior_init`` "sphere_rows" (default, the code's "sDB") or "xavier" (xavier-normal, not
+    row-normalised: the authors' LLM head, spec §2.6); each datum stores z ~ ``perturbation`` (Sphere); a
+    step's index set is ``update``
     (Coordinate: all 2M vectors +-sqrt(M) e_m; Cube and Sparse enumerated; Gaussian and Sphere NPS =
     16 fresh vectors per datum); regression targets Y + noise_scale <xi, z> (symmetrised loss), a
     cross-entropy at every xi for ``loss: ce`` (z unused, as in the paper and code)."""
@@ -371,8 +435,8 @@ class EnsemblePlusPlusNeural(NeuralAgent):
     @classmethod
     def param_count(cls, spec: dict, d: int) -> int:
         """The paper's count H + (2M + 1) D C + C (A.7.1; prior head included, base bias counted)."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
-        return trunk_size(d, D) + (2 * M + 1) * D * C + C
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
+        return cls.trunk_params(spec, d) + (2 * M + 1) * D * C + C
 
     @classmethod
     def update_vectors(cls, spec):
@@ -390,7 +454,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
     @classmethod
     def input_macs(cls, spec, d, k):
         """Trunk, mean head, the (C D x M) heads, and their contraction with k index vectors."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
         return cls.trunk_macs(spec, d) + D * C + D * C * M + k * C * M
 
     def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "sphere", update: str = "coordinate",
@@ -398,24 +462,31 @@ class EnsemblePlusPlusNeural(NeuralAgent):
                  loss: str = "mse", lr: float = 1e-4, batch_size: int = 128, weight_decay: float = 0.01, G: int = 1,
                  update_start: int = 128, update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01,
                  prior_scale: float = 0.1, posterior_scale: float = 0.1, rank_by: str = "prob",
-                 dtype: str = "float32", device: str = "cpu"):
+                 dtype: str = "float32", device: str = "cpu", prior_init: str = "sphere_rows", init_blocks: int = 1,
+                 backbone: str = "mlp", finetune: bool = True):
         for fam in (reference, update, perturbation):
             dist.check_name(fam, dist.VECTOR_FAMILIES)
+        if prior_init not in PRIOR_INITS:
+            raise ValueError(f"prior_init must be one of {PRIOR_INITS}, got {prior_init!r}")
         self.buffer_family = perturbation
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
                          buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
-                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M,
+                         init_blocks=init_blocks, backbone=backbone, finetune=finetune)
         self.ref, self.upd = reference, update
         D, C, M = self.D, self.C, self.M
         self.trunk = self.make_trunk()
-        Wb, bb = self.linear_default("base", C, D, bias=base_bias)
+        Wb, bb = self.linear_default("base", C, D, bias=base_bias, init_fan_in=self.head_fans()["fan_in"])
         self.base = [Wb] + ([bb] if base_bias else [])
         # W and P0 as (B, D, C, M): row (c, d) of the paper's (C D x M) matrices is [:, d, c, :]
         self.W = self.xavier("ensemble", C, D, M, fan_in=M, fan_out=C * D).permute(0, 2, 1, 3).contiguous()
-        p0 = self.normal("prior", C, D, M)
-        p0 = float(prior_std) * p0 / np.linalg.norm(p0, axis=-1, keepdims=True)
-        self.P0 = self.tensor(p0).permute(0, 2, 1, 3).contiguous()
+        if prior_init == "xavier":
+            self.P0 = self.xavier("prior", C, D, M, fan_in=M, fan_out=C * D).permute(0, 2, 1, 3).contiguous()
+        else:
+            p0 = self.normal("prior", C, D, M)
+            p0 = float(prior_std) * p0 / np.linalg.norm(p0, axis=-1, keepdims=True)
+            self.P0 = self.tensor(p0).permute(0, 2, 1, 3).contiguous()
         self._zeta = self.streams("reference", dist.vector_kind(reference))
         self._xi = self.streams("update", dist.vector_kind(update))
         fixed = enumerated(update, M)
@@ -437,47 +508,57 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         torch = self.torch
         B, n = x.shape[0], x.shape[1]
         h = self.run_trunk(self.trunk, x)                                          # (B, n, D)
-        base = torch.bmm(h, self.base[0].transpose(1, 2))                          # (B, n, C)
+        base = linear(h, self.base[0])                                               # (B, n, C)
         if len(self.base) > 1:
             base = base + self.base[1].unsqueeze(1)
         head = self.post_scale * self.W + self.prior_scale * self.P0               # (B, D, C, M)
         U = torch.bmm(h.detach(), head.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
-        return base[..., None] + U @ xi.transpose(-1, -2)     # (B, n, C, k); xi (B, n, k, M) or shared (k, M)
+        return base[..., None] + matmul(U, xi.transpose(-1, -2))  # (B, n, C, k); xi (B, n, k, M) or shared (k, M)
 
 
 class GreedyNeural(NeuralAgent):
     """Greedy (spec §2.9, A26): the Ensemble++ trunk and base head only (Ensemble++ with zeta = 0 and no
     ensemble or prior terms), the same optimiser and schedule, acting on argmax of the mean prediction;
-    squared loss on the reward (cross-entropy for ``loss: ce``)."""
+    squared loss on the reward (cross-entropy for ``loss: ce``).  ``base_init``: "default" (PyTorch's
+    Linear init, as Ensemble++'s base head) or "xavier" (xavier-normal: the authors' LLM ``linear`` head,
+    spec §2.9; its zero-initialised bias is not modelled: the head has no bias)."""
 
     name = "greedy_neural"
     trainable_tensors = 5
 
     @classmethod
     def param_count(cls, spec, d):
-        D, C = int(hyper(cls, spec, "hidden")), cls.outputs(spec)
-        return trunk_size(d, D) + D * C
+        D, C = cls.feature_dim(spec, d), cls.outputs(spec)
+        return cls.trunk_params(spec, d) + D * C
 
     @classmethod
     def input_macs(cls, spec, d, k):
-        return cls.trunk_macs(spec, d) + int(hyper(cls, spec, "hidden")) * cls.outputs(spec)
+        return cls.trunk_macs(spec, d) + cls.feature_dim(spec, d) * cls.outputs(spec)
 
     def __init__(self, setting, seeds, horizon, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
                  batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
                  update_freq: int = 1, buffer_size: int = 10_000, rank_by: str = "prob", dtype: str = "float32",
-                 device: str = "cpu"):
+                 device: str = "cpu", base_init: str = "default", init_blocks: int = 1, backbone: str = "mlp",
+                 finetune: bool = True):
+        if base_init not in ("default", "xavier"):
+            raise ValueError(f"base_init must be 'default' or 'xavier', got {base_init!r}")
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
-                         buffer_size=buffer_size, rank_by=rank_by, dtype=dtype, device=device)
+                         buffer_size=buffer_size, rank_by=rank_by, dtype=dtype, device=device, init_blocks=init_blocks,
+                         backbone=backbone, finetune=finetune)
         self.trunk = self.make_trunk()
-        self.base = [self.linear_default("base", self.C, self.D, bias=False)[0]]
+        fans = self.head_fans()
+        if base_init == "xavier":
+            self.base = [self.xavier("base", self.C, self.D, **fans)]
+        else:
+            self.base = [self.linear_default("base", self.C, self.D, bias=False, init_fan_in=fans["fan_in"])[0]]
         self.make_optimizer()
 
     def trainable(self):
         return self.trunk + self.base
 
     def predict(self, x, xi):
-        out = self.torch.bmm(self.run_trunk(self.trunk, x), self.base[0].transpose(1, 2))     # (B, n, C)
+        out = linear(self.run_trunk(self.trunk, x), self.base[0])                          # (B, n, C)
         return out[..., None]
 
 
@@ -488,11 +569,13 @@ class IndexedHeadsNeural(NeuralAgent):
     def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
                  batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
                  update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
-                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu"):
+                 posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu",
+                 init_blocks: int = 1):
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
                          buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
-                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M)
+                         posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M,
+                         init_blocks=init_blocks)
         self.build()
 
     def build(self):
@@ -505,7 +588,9 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
     init) with M frozen prior heads (xavier-normal, zero bias); head m outputs
     posterior_scale head_m(h(x)) + prior_scale priorhead_m(h0(x)).  Acting: a uniform head (one-hot
     index); training: every datum trains all M heads (index set I_M) with targets Y + noise_scale z_m,
-    z ~ N(0, I/M) stored with the datum; no stop-gradient (all heads train the trunk)."""
+    z ~ N(0, I/M) stored with the datum; no stop-gradient (all heads train the trunk).  Without a trunk
+    (``hidden: 0``) both trunks are the identity: the heads and prior heads read the same input, the
+    LLM variant of spec §2.7 (its per-action head biases are one bias per head here, shared by the arms)."""
 
     name = "ensemble_plus"
     buffer_family = "gaussian"
@@ -513,8 +598,8 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
     @classmethod
     def param_count(cls, spec, d):
         """The paper's count 2H + 2MDC + 2MC (prior network included)."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
-        return 2 * trunk_size(d, D) + 2 * M * D * C + 2 * M * C
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
+        return 2 * trunk_size(d, int(hyper(cls, spec, "hidden"))) + 2 * M * D * C + 2 * M * C
 
     @classmethod
     def update_vectors(cls, spec):
@@ -523,16 +608,16 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
     @classmethod
     def input_macs(cls, spec, d, k):
         """Trainable and prior trunks, M trainable and M prior heads, the contraction with k indices."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
         return 2 * cls.trunk_macs(spec, d) + 2 * D * M * C + k * M * C
 
     def build(self):
         B, D, C, M = self.B, self.D, self.C, self.M
         self.trunk = self.make_trunk()
-        self.heads = self.xavier("heads", M, C, D, fan_in=D, fan_out=C).permute(0, 3, 1, 2).contiguous()  # (B,D,M,C)
+        self.heads = self.xavier("heads", M, C, D, **self.head_fans()).permute(0, 3, 1, 2).contiguous()  # (B,D,M,C)
         self.head_bias = self.torch.zeros((B, M, C), dtype=self.dtype, device=self.device)
         self.prior_trunk = self.make_trunk("prior_trunk")
-        self.prior_heads = self.xavier("prior_heads", M, C, D, fan_in=D, fan_out=C).permute(0, 3, 1, 2).contiguous()
+        self.prior_heads = self.xavier("prior_heads", M, C, D, **self.head_fans()).permute(0, 3, 1, 2).contiguous()
         self._head = self.streams("head", "uniform")
         self.eye = self.torch.eye(M, dtype=self.dtype, device=self.device)
         self.make_optimizer()
@@ -557,7 +642,7 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
             h0 = self.run_trunk(self.prior_trunk, x)
             prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
         out = self.post_scale * out + self.prior_scale * prior                    # (B, n, M, C)
-        return out.transpose(2, 3) @ xi.transpose(-1, -2)                          # (B, n, C, k)
+        return matmul(out.transpose(2, 3), xi.transpose(-1, -2))                     # (B, n, C, k)
 
 
 class EpiNetNeural(IndexedHeadsNeural):
@@ -569,14 +654,18 @@ class EpiNetNeural(IndexedHeadsNeural):
     targets Y + noise_scale <z, z_buf>; cross-entropy on logits for ``loss: ce`` (A18)."""
 
     name = "epinet"
+    # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
+    # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
+    batch_invariant = False
     buffer_family = "sphere"
     EPI, PRIOR = 15, 5
 
     @classmethod
     def param_count(cls, spec, d):
         """The paper's count H + 15d + 15D + 31M + 255 + 16C + M(5d + 35 + 6C)."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
-        return trunk_size(d, D) + 15 * d + 15 * D + 31 * M + 255 + 16 * C + M * (5 * d + 35 + 6 * C)
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
+        H = trunk_size(d, int(hyper(cls, spec, "hidden")))
+        return H + 15 * d + 15 * D + 31 * M + 255 + 16 * C + M * (5 * d + 35 + 6 * C)
 
     trainable_tensors = 14
 
@@ -593,7 +682,7 @@ class EpiNetNeural(IndexedHeadsNeural):
     def input_macs(cls, spec, d, k):
         """Trunk and base head, the epinet's first layer on [x, h] and the M prior MLPs once per input;
         per index vector the epinet's index input, hidden and output layers and both contractions."""
-        M, D, C = int(hyper(cls, spec, "M")), int(hyper(cls, spec, "hidden")), cls.outputs(spec)
+        M, D, C = int(hyper(cls, spec, "M")), cls.feature_dim(spec, d), cls.outputs(spec)
         E, P = cls.EPI, cls.PRIOR
         per_input = cls.trunk_macs(spec, d) + D * C + (d + D) * E + M * (P * d + P * P + C * P)
         return per_input + k * (M * E + E * E + E * M * C + 2 * M * C)
@@ -602,7 +691,7 @@ class EpiNetNeural(IndexedHeadsNeural):
         torch, B, d, D, C, M, E, P = self.torch, self.B, self.d, self.D, self.C, self.M, self.EPI, self.PRIOR
         zeros = lambda *s: torch.zeros((B, *s), dtype=self.dtype, device=self.device)   # noqa: E731
         self.trunk = self.make_trunk()
-        self.base = list(self.linear_default("base", C, D))
+        self.base = list(self.linear_default("base", C, D, init_fan_in=self.head_fans()["fan_in"]))
         w1 = self.xavier("epinet.0", E, d + D + M, fan_in=d + D + M, fan_out=E)
         self.epi = [w1[:, :, :d].contiguous(), w1[:, :, d:d + D].contiguous(), w1[:, :, d + D:].contiguous(), zeros(E),
                     self.xavier("epinet.1", E, E, fan_in=E, fan_out=E), zeros(E),
@@ -627,19 +716,19 @@ class EpiNetNeural(IndexedHeadsNeural):
         torch = self.torch
         B, n, k, M, C, E = x.shape[0], x.shape[1], xi.shape[2], self.M, self.C, self.EPI
         h = self.run_trunk(self.trunk, x)
-        base = torch.baddbmm(self.base[1].unsqueeze(1), h, self.base[0].transpose(1, 2))          # (B, n, C)
+        base = linear(h, self.base[0], self.base[1])                                              # (B, n, C)
         Wx, Wh, Wz, b1, W2, b2, W3, b3 = self.epi
         a = torch.baddbmm(b1.unsqueeze(1), x, Wx.transpose(1, 2)) + torch.bmm(h.detach(), Wh.transpose(1, 2))
         pre = a[:, :, None, :] + (xi.reshape(B, n * k, M) @ Wz.transpose(1, 2)).reshape(B, n, k, E)
         g = torch.baddbmm(b2.unsqueeze(1), pre.relu().reshape(B, n * k, E), W2.transpose(1, 2)).relu()
-        epi = torch.baddbmm(b3.unsqueeze(1), g, W3.transpose(1, 2)).reshape(B, n, k, M, C)
+        epi = linear(g, W3, b3).reshape(B, n, k, M, C)
         epi = (epi * xi[..., None]).sum(dim=3)                                                      # (B, n, k, C)
         with torch.no_grad():
             P1, P2, P3 = self.prior
             p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
             p = torch.einsum("bnmj,bmij->bnmi", p, P2).relu()
-            p = torch.einsum("bnmj,bmcj->bnmc", p, P3)                                             # (B, n, M, C)
-            prior = xi @ p                                                                          # (B, n, k, C)
+            p = (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)             # (B, n, M, C): C may be 1, no gemv
+            prior = matmul(xi, p)                                                                   # (B, n, k, C)
         out = base[:, :, None, :] + self.post_scale * epi + self.prior_scale * prior
         return out.transpose(2, 3)                                                                  # (B, n, C, k)
 
@@ -656,6 +745,9 @@ class LMCTSNeural(NeuralAgent):
     false`` is its effective behaviour).  Its per-round cost grows with t: that is what epp-fig9c shows."""
 
     name = "lmcts"
+    # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
+    # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
+    batch_invariant = False
 
     @classmethod
     def param_count(cls, spec, d):
@@ -688,6 +780,8 @@ class LMCTSNeural(NeuralAgent):
                  device: str = "cpu"):
         if activation not in ("relu", "leaky_relu"):
             raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+        if not layers and int(hidden) < 1:
+            raise ValueError("LMC-TS needs hidden >= 1 (or layers): it has no trunk-free variant")
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, weight_decay=weight_decay,
                          update_start=1, buffer_size=0, rank_by=rank_by, dtype=dtype, device=device)
         widths = [self.d, *(layers or [self.D, self.D]), self.C]
@@ -711,7 +805,7 @@ class LMCTSNeural(NeuralAgent):
         act = torch.relu if self.activation == "relu" else torch.nn.functional.leaky_relu
         h = x
         for i in range(0, len(self.layers), 2):
-            h = torch.baddbmm(self.layers[i + 1].unsqueeze(1), h, self.layers[i].transpose(1, 2))
+            h = linear(h, self.layers[i], self.layers[i + 1])
             if i + 2 < len(self.layers):
                 h = act(h)
         return h[..., None]

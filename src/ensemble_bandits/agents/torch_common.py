@@ -73,3 +73,20 @@ def mlp_forward(weights, x, act=None, return_hidden: bool = False):
 def n_params(widths) -> int:
     """Number of weights of a bias-free MLP of layer widths ``widths`` = [d, h1, ..., 1]."""
     return int(sum(a * b for a, b in zip(widths[:-1], widths[1:])))
+
+
+def matmul(a, b):
+    """``a @ b`` (batched, broadcasting as torch.matmul), bit for bit the same for a seed in any batch
+    on the CPU: a product with one output column (b's last dim 1, a batched gemv) is a multiply-and-
+    sum, because MKL's batched gemv rounds differently with the batch size; others are torch.matmul
+    (batch-invariant on the CPU: tests/test_neural_pp.py at the papers' sizes)."""
+    if b.shape[-1] == 1:
+        return (a * b.transpose(-1, -2)).sum(-1, keepdim=True)
+    return a @ b
+
+
+def linear(x, W, bias=None):
+    """Batched ``x W^T + bias``: x (B, n, in), W (B, out, in), bias (B, out) or None -> (B, n, out), via
+    :func:`matmul` (one output: a multiply-and-sum)."""
+    out = matmul(x, W.transpose(-1, -2))
+    return out if bias is None else out + bias.unsqueeze(1)

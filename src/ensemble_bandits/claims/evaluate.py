@@ -118,15 +118,25 @@ def _evaluate_claim(entry, claim, table, scale, done) -> tuple:
     return status, f"{text1} || {text2}{flip}"
 
 
-def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper") -> list:
+def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), pending=None) -> list:
     """All claims of a registry entry, as dicts (id, quote, source, status, numbers, note).
 
     A claim whose curves, grid points or seeds are not simulated at a reduced scale is reported as
-    inconclusive ("not measured at this scale"); at paper scale that is an error.
+    inconclusive ("not measured at this scale"); at paper scale that is an error.  ``absent``: the
+    optional datasets absent from data_dir, whose cells were left out: when nothing was simulated,
+    every claim is inconclusive ("data absent"), at every scale.  ``pending``: {curve: reason} of the
+    figure's pending curves (registry ``pending:``, not simulated); a claim naming one is inconclusive.
     """
     results, done = [], {}
     for claim in entry.get("claims", []):
-        status, numbers = _evaluate_claim(entry, claim, table, scale, done)
+        waiting = [c for chk in claim["checks"] for c in check_curves(chk) if c in (pending or {})]
+        if waiting:
+            why = "; ".join(f"{c}: {pending[c]}" for c in dict.fromkeys(waiting))
+            status, numbers = INCONCLUSIVE, f"not measured: curve(s) not simulated yet (pending: {why})"
+        elif absent and "curve" not in table.columns:
+            status, numbers = INCONCLUSIVE, f"data absent: {', '.join(absent)} not in data_dir (optional): not measured"
+        else:
+            status, numbers = _evaluate_claim(entry, claim, table, scale, done)
         done[claim["id"]] = status
         source, note = claim_source(claim)
         results.append({"id": claim["id"], "quote": " ".join(claim["quote"].split()), "source": source,
@@ -141,6 +151,17 @@ def _block_pair(args) -> bool:
         return False
     (a, b), (c, d) = blocks
     return b <= c or d <= a
+
+
+def check_curves(chk: dict) -> list:
+    """The curve labels a check's arguments name (the arguments its function declares with
+    ``@check(curves=...)``)."""
+    args, names = chk.get("args", {}), []
+    for key in getattr(CHECKS.get(chk["fn"]), "curve_args", ()):
+        if key in args:
+            vals = args[key] if isinstance(args[key], list) else [args[key]]
+            names += [v["curve"] if isinstance(v, dict) else v for v in vals]
+    return [v for v in names if isinstance(v, str)]
 
 
 def validate_names(entry: dict, curves, panels) -> None:
@@ -162,14 +183,10 @@ def validate_names(entry: dict, curves, panels) -> None:
             if chk["fn"] == "seed_blocks" and not _block_pair(args):
                 raise ClaimError(f"{where}: seed_blocks needs primary and replicate, two disjoint [start, end) "
                                  f"integer ranges; got {args}")
-            for key in getattr(CHECKS.get(chk["fn"]), "curve_args", ()):
-                if key in args:
-                    vals = args[key] if isinstance(args[key], list) else [args[key]]
-                    names = [v["curve"] if isinstance(v, dict) else v for v in vals]
-                    missing = [v for v in names if isinstance(v, str) and v not in curves]
-                    if missing and curves:
-                        raise ClaimError(f"{where} names curve(s) {missing} that the "
-                                         f"figure does not have; curves: {list(curves)}")
+            missing = [v for v in check_curves(chk) if v not in curves]
+            if missing and curves:
+                raise ClaimError(f"{where} names curve(s) {missing} that the "
+                                 f"figure does not have; curves: {list(curves)}")
             missing = [p for p in args.get("panels") or [] if p not in panels]
             if missing:
                 raise ClaimError(f"{where} names panel(s) {missing}; panels: {list(panels)}")

@@ -109,6 +109,22 @@ def worse_by(table, a, baselines, rel_tol, panels=None, robust=False, collapse=N
     return _paired(table, panels, list(itertools.product(a, baselines)), "worse", rel_tol, robust, collapse)
 
 
+@check(curves=("a", "b"))
+def exceeds_by(table, a, b, margin=0.0, column="accuracy", panels=None):
+    """Final ``column`` of each curve in ``a`` exceeds that of each curve in ``b`` by more than the
+    absolute ``margin`` (higher is better, e.g. accuracy): the paired mean difference a - b above it."""
+    a, b = as_list(a), as_list(b)
+    curves_exist(table, a + b)
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        for x, y in itertools.product(a, b):
+            fa, fb = paired(finals(table, p, x, column), finals(table, p, y, column))
+            comp, text = compare_diff(f"[{p}] {curve_spec(x)[2]} - {curve_spec(y)[2]}", fa - fb, "worse", margin)
+            comparisons.append(comp)
+            texts.append(f"{text}, {column} {fmt(float(fa.mean()))} vs {fmt(float(fb.mean()))}, margin {fmt(margin)}")
+    return verdict(comparisons, texts)
+
+
 @check(curves=("curve", "levels"))
 def versus_levels(table, curve, x, levels, relation, x_min=None, x_max=None, rel_tol=0.0, panels=None):
     """Each grid point of ``curve`` with ``x`` in [x_min, x_max] against each curve of ``levels``

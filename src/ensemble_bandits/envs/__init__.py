@@ -19,4 +19,25 @@ ENVIRONMENTS = Catalog("environment", {
     "epp_neural": "ensemble_bandits.envs.epp_nonlinear:NeuralBandit",
     "glmes_distance": "ensemble_bandits.envs.glmes_nonlinear:DistanceBandit",
     "glmes_quadratic": "ensemble_bandits.envs.glmes_nonlinear:QuadraticBandit",
+    "hate_speech": "ensemble_bandits.envs.text:HateSpeech",
+    "uci_classification": "ensemble_bandits.envs.uci:UCIClassification",
 })
+
+
+def _cell_env(cell: dict):
+    """(class, spec) of the environment of ``cell`` (a coupled experiment's included), or None for
+    an unknown name (reported by the name checks)."""
+    env = cell["experiment"].get("env", {}) if "experiment" in cell else cell["env"]
+    return (ENVIRONMENTS[env["name"]], env) if env.get("name") in ENVIRONMENTS else None
+
+
+def cell_datasets(cell: dict) -> list[str]:
+    """Datasets the environment of ``cell`` reads at run time (``Environment.datasets``)."""
+    found = _cell_env(cell)
+    return list(found[0].datasets(found[1])) if found else []
+
+
+def cell_derived_inputs(cell: dict) -> list[str]:
+    """Rule-made files the environment of ``cell`` reads at run time (``Environment.derived_inputs``)."""
+    found = _cell_env(cell)
+    return list(found[0].derived_inputs(found[1])) if found else []

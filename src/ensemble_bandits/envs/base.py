@@ -20,6 +20,23 @@ numbers do not depend on the batch it runs in.  Per-round contexts come from the
 An environment shows an agent only its static ``setting`` and, each round, ``observe(t)``
 (:mod:`ensemble_bandits.protocol`); theta*, ``means``, ``best`` and ``x_star`` are for the runner
 and its probes.
+
+Files an environment reads at run time (the data hook).  An environment built from files (the UCI
+classification bandits, :mod:`.uci`) declares them with two class methods of its registry spec,
+which the workflow reads while it builds the job graph (no file is opened there):
+
+- ``datasets(spec)``: names of :data:`ensemble_bandits.data.DATASETS` whose files the environment
+  reads.  The workflow checks them (present, SHA-256: :func:`ensemble_bandits.data.verify`) and makes
+  them inputs of the cell's simulation jobs, and passes ``--data-dir DIR`` to ``cli simulate`` /
+  ``cli simulate-group``, which hands it to the constructor as the keyword ``data_dir``
+  (:func:`ensemble_bandits.runner.make_env`).  ``data_dir`` is not a hyper-parameter: it never enters
+  the cell spec or its key, so moving the data does not change a result.
+- ``derived_inputs(spec)``: further files, relative to the project root, that the simulation jobs
+  need and that a workflow rule produces (e.g. an embeddings cache computed from a dataset); they
+  become inputs of the simulation jobs, so Snakemake builds them first.
+
+A figure whose cells read datasets must list them under ``data:`` (or ``optional_data:``) of its
+registry entry (checked by :func:`ensemble_bandits.validation.check_figure`).
 """
 from __future__ import annotations
 
@@ -41,11 +58,24 @@ class Environment:
 
     action_space: str
     noise_kind = "normal"
+    records_accuracy = False        # the run file gets a column ``accuracy`` (fraction of optimal rounds)
 
     @classmethod
     def dimensions(cls, spec: dict) -> tuple[int, int]:
         """(d, K) of an environment spec, defaults from the class's signature (memory and cost models)."""
         return int(hyper(cls, spec, "d")), int(hyper(cls, spec, "n_arms"))
+
+    @classmethod
+    def datasets(cls, spec: dict) -> list[str]:
+        """Datasets (names in ``data.DATASETS``) the environment of ``spec`` reads at run time; it is
+        then built with the keyword ``data_dir`` (see the module docstring).  None by default."""
+        return []
+
+    @classmethod
+    def derived_inputs(cls, spec: dict) -> list[str]:
+        """Files (relative to the project root) made by a workflow rule that the environment of
+        ``spec`` reads at run time (see the module docstring).  None by default."""
+        return []
 
     def __init__(self, seeds, d: int, n_arms: int, noise_sd: float):
         self.seeds = [int(s) for s in seeds]

@@ -44,6 +44,7 @@ from . import (  # noqa: E402
 from ..stats import BANDS, band, final_rows, fit_through_origin, summarise  # noqa: E402
 from .style import (  # noqa: E402
     DPI,
+    absent_figure,
     LINESTYLES,
     MARKERS,
     PANEL_H,
@@ -120,7 +121,10 @@ def render(kind: str, table=None, spec=None, out_pdf=None, out_png=None) -> dict
     if is_none(out_pdf) and is_none(out_png):
         raise ValueError("render: give out_pdf and/or out_png")
     with plt.rc_context(rc_params()):
-        drawn = _PLOTTERS[kind](df, sp, plot)
+        if sp.get("absent_data") and df is not None and "curve" not in df.columns:   # every panel absent
+            drawn = absent_figure(sp, kind)
+        else:
+            drawn = _PLOTTERS[kind](df, sp, plot)
         fig, md_df = drawn if kind == "table" else (drawn, None)  # the table kind also gives markdown
         try:
             written = save_figure(fig, out_pdf, out_png)

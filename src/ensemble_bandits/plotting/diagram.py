@@ -1,4 +1,5 @@
-"""Kind diagram: the sequential-dependence diagrams of Ensemble++ (Figs. 5 and 7); no table."""
+"""Kind diagram: the sequential-dependence diagrams of Ensemble++ (Figs. 5 and 7) and its content
+moderation pipeline (Fig. 14); no table."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -11,11 +12,14 @@ from .style import footer_text
 
 def draw(df, spec, plot):
     """Options: diagram ("rrls": Fig. 5, RRLS with theta_s; "seq": Fig. 7, Ensemble++ with bold
-    Z_0, z_s and the ensemble factor A_s), note (bool, default True: the caption sentence)."""
+    Z_0, z_s and the ensemble factor A_s; "moderation": Fig. 14, the moderation loop), note (bool,
+    default True: the caption sentence)."""
     kind = "diagram"
     which = plot.get("diagram", "rrls")
-    if which not in ("rrls", "seq"):
-        raise ValueError(f"diagram: plot.diagram must be 'rrls' or 'seq', got {which!r}")
+    if which not in ("rrls", "seq", "moderation"):
+        raise ValueError(f"diagram: plot.diagram must be 'rrls', 'seq' or 'moderation', got {which!r}")
+    if which == "moderation":
+        return moderation(spec, plot)
     cols = ["0", "1", "2", "3", "dots", "t", "t+1"]
     X = {c: 1.55 * i for i, c in enumerate(cols)}
     Y_X, Y_E, Y_Z = 2.2, 1.1, 0.0
@@ -119,4 +123,55 @@ def draw(df, spec, plot):
     title = spec.get("title") or ("RRLS sequential dependence" if which == "rrls" else "Sequential dependence")
     fig.suptitle(title, fontsize=12, y=1 - 0.08 / 4.4, va="top")
     fig.text(0.5, 0.01, footer_text(spec, kind), ha="center", va="bottom", fontsize=7, color="0.35")
+    return fig
+
+
+def moderation(spec, plot):
+    """Fig. 14: at time t the moderation agent receives a post x_t, decides to auto-remove (block) or
+    to request human review (publish), and obtains feedback only from a review, which updates it."""
+    pal = sns.color_palette("colorblind")
+    fig = plt.figure(figsize=(10.5, 3.9))
+    ax = fig.add_axes((0.02, 0.55 / 3.9, 0.96, 2.95 / 3.9))
+    ax.set_xlim(0, 10.5)
+    ax.set_ylim(0, 3.0)
+    ax.axis("off")
+    pos = {}
+
+    def box(key, x, y, w, h, label, color):
+        ax.add_patch(patches.FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.03,rounding_size=0.12",
+                                            facecolor=(*color, 0.2), edgecolor="0.2", lw=1.2, zorder=3))
+        ax.text(x, y, label, ha="center", va="center", fontsize=9.5, zorder=4)
+        pos[key] = (x, y, w, h)
+
+    def arrow(a, b, label="", side=(1, 0), rad=0.0, ls="-"):
+        (xa, ya, wa, ha), (xb, yb, wb, hb) = pos[a], pos[b]
+        p1 = (xa + side[0] * wa / 2, ya + side[1] * ha / 2)
+        p2 = (xb - side[0] * wb / 2, yb - side[1] * hb / 2) if side[1] == 0 else (xb, yb + hb / 2)
+        ax.add_patch(patches.FancyArrowPatch(p1, p2, arrowstyle="-|>", mutation_scale=12, color="0.15", lw=1.2,
+                                             linestyle=ls, connectionstyle=f"arc3,rad={rad}", zorder=2))
+        if label:
+            ax.text((p1[0] + p2[0]) / 2, (p1[1] + p2[1]) / 2 + 0.12, label, ha="center", va="bottom", fontsize=8.5,
+                    color="0.25")
+
+    box("post", 1.0, 2.1, 1.5, 0.8, "post $x_t$\n(stream)", pal[7])
+    box("agent", 3.6, 2.1, 2.2, 1.0, "AI moderation\n$f(x_t, \\zeta_t)$, $\\zeta_t \\sim P_\\zeta$", pal[0])
+    box("remove", 6.9, 2.55, 1.9, 0.62, "auto-remove\n(block: +0.5)", pal[3])
+    box("review", 6.9, 1.45, 1.9, 0.62, "human review\n(publish: +1 / -0.5)", pal[2])
+    box("label", 9.4, 1.45, 1.5, 0.62, "label revealed\n(hate / free)", pal[1])
+    arrow("post", "agent")
+    arrow("agent", "remove", "decide $A_t$")
+    arrow("agent", "review")
+    arrow("review", "label")
+    xl, yl, wl, hl = pos["label"]
+    xa, ya, wa, ha = pos["agent"]
+    ax.add_patch(patches.FancyArrowPatch((xl, yl - hl / 2), (xa, ya - ha / 2), arrowstyle="-|>", mutation_scale=12,
+                                         color=pal[0], lw=1.4, connectionstyle="arc3,rad=-0.35", zorder=2))
+    ax.text((xl + xa) / 2, 0.25, "feedback $(x_t, A_t, r_t)$ updates the policy (buffer, gradient step)",
+            ha="center", va="center", fontsize=8.5, color=pal[0])
+    ax.text(pos["remove"][0] + 1.05, pos["remove"][1], "no feedback", ha="left", va="center", fontsize=8.5, color="0.4")
+    if plot.get("note", True):
+        fig.text(0.5, 0.42 / 3.9, "Only a reviewed (published) post reveals its label, so exploring means "
+                 "publishing uncertain posts.", ha="center", va="top", fontsize=8.5, color="0.2")
+    fig.suptitle(spec.get("title") or "Content moderation pipeline", fontsize=12, y=1 - 0.08 / 3.9, va="top")
+    fig.text(0.5, 0.01, footer_text(spec, "diagram"), ha="center", va="bottom", fontsize=7, color="0.35")
     return fig

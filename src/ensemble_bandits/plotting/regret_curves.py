@@ -6,6 +6,7 @@ import math
 
 from ..stats import summarise
 from .style import (
+    absent_text,
     curve_styles,
     default_ylabel,
     finish_figure,
@@ -36,7 +37,7 @@ def draw(df, spec, plot):
     for ax, panel in zip(axes, panels):
         sp = stats[stats["panel"] == panel]
         if sp.empty:
-            no_data(ax, panel)
+            no_data(ax, panel, absent_text(spec) if panel in (spec.get("absent_panels") or []) else "no data")
             continue
         for c in curves:
             s = sp[sp["curve"] == c]

@@ -275,6 +275,8 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     w, h = fig.get_size_inches()
     title = spec.get("title") or kind.replace("_", " ")
     fig.suptitle(title, fontsize=12, y=1 - 0.06 / h, va="top")
+    if spec.get("pending_curves"):        # registered curves not simulated yet (registry ``pending:``)
+        footer += f" · not simulated yet: {', '.join(spec['pending_curves'])}"
     fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
     rect = (0, 0.26 / h, 1, 1)  # tight_layout makes room for the suptitle itself
     with warnings.catch_warnings():
@@ -299,8 +301,25 @@ def save_figure(fig, out_pdf=None, out_png=None) -> dict:
     return written
 
 
-def no_data(ax, label=""):
-    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.5")
+def absent_text(spec: dict) -> str:
+    """What a panel left out for absent optional datasets shows (registry ``optional_data:``)."""
+    names = ", ".join(spec.get("absent_data") or [])
+    return f"data absent:\n{names} not in data_dir\n(optional; fetch with\n`cli data fetch {names}`)"
+
+
+def absent_figure(spec: dict, kind: str):
+    """The figure of an entry whose every panel reads absent optional datasets: one empty panel
+    each, saying "data absent"."""
+    panels = spec.get("absent_panels") or spec.get("panels") or [""]
+    fig, axes = subplots(len(panels))
+    for ax, panel in zip(axes, panels):
+        no_data(ax, panel, absent_text(spec))
+    finish_figure(fig, spec, kind, footer_text(spec, kind, "data absent"))
+    return fig
+
+
+def no_data(ax, label="", text="no data"):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.5")
     ax.set_title(label)
     ax.set_xticks([])
     ax.set_yticks([])
