@@ -63,3 +63,47 @@ def test_header_says_how_claims_are_read_and_decided(md):
 def test_claims_rst_marks_sources():
     rst = report.claims_rst("x", [_claim("a", "words", "reproduced"), _claim("b", "ours", "reported", "designed")])
     assert "“words”" in rst and "(designed) ours" in rst
+
+
+# ---------------------------------------------------------------------------------------
+# records: REPORT.md assembled from figures' records, some from earlier runs
+
+RUN = {"commit": "abc1234", "generated": "2026-01-01 00:00 UTC", "machine": "m", "algorithms": "2",
+       "versions": "ensemble_bandits 0.1.0; python 3.11.7"}
+
+
+def _resolved(fid="phe-fig1", series=True):
+    return {"entry": {"id": fid, "paper": fid.split("-")[0], "title": "T", "choices": "c"},
+            "series": [1] if series else [], "seeds": 7, "horizon": 100}
+
+
+def test_record_round_trip_and_reused_sections_name_their_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: now.")
+    old = report.make_record(_resolved("phe-fig1"), [_claim("c1", "q", "reproduced")], run=RUN)
+    report.write_record(old, tmp_path / "old.json")
+    new = report.make_record(_resolved("phe-tab1", series=False), [])
+    assert new["run"]["algorithms"] == report.ALGORITHMS_VERSION and new["seeds"] is None
+    figures = [report.read_record(tmp_path / "old.json"), new]
+    md = report.report_markdown("paper", figures, reused=["phe-fig1"])
+    assert "Taken from earlier runs (`reuse_records`: their records in `figures/paper/records/`" in md
+    assert md.count("*From an earlier run:*") == 1
+    assert "*From an earlier run:* commit abc1234, generated 2026-01-01 00:00 UTC, algorithms v2." in md
+    assert "1 claims checked: 1 reproduced" in md and "7 seeds × 100 rounds" in md
+    # without reuse, the same records render as one run's report
+    plain = report.report_markdown("paper", figures)
+    assert "earlier run" not in plain
+
+
+def test_read_record_names_a_damaged_file(tmp_path):
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ValueError, match="bad.json is unreadable"):
+        report.read_record(tmp_path / "bad.json")
+    (tmp_path / "short.json").write_text('{"id": "x"}')
+    with pytest.raises(ValueError, match="lacks paper, title"):
+        report.read_record(tmp_path / "short.json")
+
+
+def test_provenance_line_is_built_from_run_info():
+    line = report.provenance_line("smoke", RUN)
+    assert line == ("Provenance: commit abc1234, scale `smoke`, generated 2026-01-01 00:00 UTC, machine m; "
+                    "ensemble_bandits 0.1.0 (algorithms v2); python 3.11.7.")

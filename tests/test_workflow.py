@@ -111,3 +111,29 @@ def test_snakemake_files_are_formatted():
     res = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_reuse_records_assembles_the_report_without_the_run_files(smoke_run):
+    """reuse_records: the ids with a record are not rebuilt, though every run file is gone, and
+    REPORT.md takes their sections from the records.  (Last in this module: it moves results/.)"""
+    report = smoke_run / "figures/smoke/REPORT.md"
+    before = report.read_text()
+    (smoke_run / "results").rename(smoke_run / "results-moved")
+    try:
+        record = smoke_run / paths.record_file("smoke", "phe-tab1")
+        record.rename(smoke_run / "phe-tab1.json")          # this one has no record: it is rebuilt
+        res = _snakemake(smoke_run, "figures/smoke/REPORT.md", "--config", "scale=smoke", "reuse_records=true")
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", res.stdout.split("Job stats:")[1].split("\n\n")[0], re.M))
+        assert "simulate" not in jobs and jobs.get("claims") == "1" and jobs.get("report_all") == "1", jobs
+        after = report.read_text()
+        assert "Taken from earlier runs (`reuse_records`" in after
+        assert after.count("*From an earlier run:*") == len(registry.load_registry(
+            smoke_run / "config", smoke_run / "workflow/schemas/registry.schema.yaml")) - 1
+        rows = lambda text: [line for line in text.splitlines() if line.startswith("| ")]   # noqa: E731
+        assert rows(after) == rows(before)
+    finally:
+        if (smoke_run / "results").exists():
+            import shutil
+            shutil.rmtree(smoke_run / "results")
+        (smoke_run / "results-moved").rename(smoke_run / "results")

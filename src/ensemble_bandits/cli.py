@@ -4,6 +4,7 @@
     python -m ensemble_bandits.cli aggregate --figure F.json --table T.parquet --spec T.json
     python -m ensemble_bandits.cli claims --figure F.json --table T.parquet --json C.json --rst C.rst
     python -m ensemble_bandits.cli report --scale default --ids phe-fig1 ... --out figures/default/REPORT.md
+    (report reads the figures' records, figures/<scale>/records/<id>.json, written by claims --record)
 
 F.json is a resolved figure, written by the workflow (results/<scale>/figures/<id>.json); the
 other commands (timings, estimate, data) read the configuration themselves.
@@ -136,32 +137,29 @@ def cmd_aggregate(args):
 def cmd_claims(args):
     from .aggregate import read_table
     from .claims import evaluate
-    from .report import dump_claims
+    from .report import dump_claims, make_record, write_record
 
     fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
     entry = fig["entry"]
     results = evaluate(entry, read_table(args.table), fig["scale"], absent=fig.get("absent_data", []),
                        pending=fig.get("pending_curves"))
     dump_claims(entry["id"], results, args.json, args.rst)
+    if args.record:
+        write_record(make_record(fig, results), args.record)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
 
 
 def cmd_report(args):
     from .atomic import write_text_atomic
-    from .report import report_markdown
+    from .report import read_record, report_markdown
 
-    figures = []
-    for fid in args.ids:
-        fig = _read_figure(paths.figure_file(args.scale, fid))
-        entry = fig["entry"]
-        with open(paths.claims_file(args.scale, fid)) as fh:
-            claims = json.load(fh)["claims"]
-        simulated = bool(fig["series"])
-        figures.append({"id": fid, "paper": entry["paper"], "title": entry.get("title", fid),
-                        "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
-                        "choices": entry.get("choices", ""), "claims": claims, "png": f"{fid}.png"})
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or []), args.out)
+    reused = args.reused or []
+    try:
+        figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
+    except ValueError as err:
+        raise SystemExit(f"report: {err}")
+    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], reused=reused), args.out)
 
 
 def cmd_timings(args):
@@ -296,11 +294,14 @@ def main(argv=None):
     c.add_argument("--table", required=True)
     c.add_argument("--json", required=True)
     c.add_argument("--rst", required=True)
+    c.add_argument("--record", help="also write the figure's record (REPORT.md's section and its run) here")
     c.set_defaults(fn=cmd_claims)
 
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
     r.add_argument("--scale", required=True, choices=registry.SCALES)
-    r.add_argument("--ids", nargs="+", required=True, help="figures whose resolved figure and claims files exist")
+    r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
+    r.add_argument("--reused", nargs="*", default=None,
+                   help="those of --ids whose records come from earlier runs (each section names its run)")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_report)

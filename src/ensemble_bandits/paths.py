@@ -41,6 +41,12 @@ def claims_file(scale, fid) -> str:
     return f"results/{scale}/claims/{fid}.json"
 
 
+def record_file(scale, fid) -> str:
+    """A figure's record: its REPORT.md section's content and the run that produced it (committed
+    with the figure at paper scale, so a later report can reuse it)."""
+    return f"figures/{scale}/records/{fid}.json"
+
+
 def simulate_log(scale, key="", start="", end="") -> str:
     """Log of one simulate job; with only ``scale``, the directory of those logs."""
     if not key:

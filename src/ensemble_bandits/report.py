@@ -1,4 +1,10 @@
-"""Claims of one figure (JSON + reStructuredText for the Snakemake report) and REPORT.md."""
+"""Claims of one figure (JSON + reStructuredText for the Snakemake report), its record, and REPORT.md.
+
+A figure's *record* (``figures/<scale>/records/<id>.json``, written by its claims job) holds what
+its REPORT.md section shows (title, size, choices, claim verdicts) and the provenance of the run
+that produced it.  REPORT.md is assembled from records, so a paper-scale report can combine ids
+run in different sessions (``reuse_records``): a section taken from an earlier run names that run.
+"""
 from __future__ import annotations
 
 import datetime as _dt
@@ -65,7 +71,8 @@ def claims_rst(fid: str, results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def provenance(scale: str) -> str:
+def run_info() -> dict:
+    """Commit (``+uncommitted`` when code or config differ from it), time, machine and versions."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 check=True).stdout.strip()
@@ -75,10 +82,19 @@ def provenance(scale: str) -> str:
         commit += "+uncommitted" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown (not a git checkout)"
-    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.node() or 'unknown host'}, {os.cpu_count()} cores, {platform.platform()}"
-    return (f"Provenance: commit {commit}, scale `{scale}`, generated {when}, machine {machine}; "
-            f"ensemble_bandits {__version__} (algorithms v{ALGORITHMS_VERSION}); {package_versions()}.")
+    return {"commit": commit, "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.node() or 'unknown host'}, {os.cpu_count()} cores, {platform.platform()}",
+            "algorithms": ALGORITHMS_VERSION, "versions": f"ensemble_bandits {__version__}; {package_versions()}"}
+
+
+def provenance_line(scale: str, run: dict) -> str:
+    version, _, packages = run["versions"].partition("; ")
+    return (f"Provenance: commit {run['commit']}, scale `{scale}`, generated {run['generated']}, machine "
+            f"{run['machine']}; {version} (algorithms v{run['algorithms']}); {packages}.")
+
+
+def provenance(scale: str) -> str:
+    return provenance_line(scale, run_info())
 
 
 def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "papermill")) -> str:
@@ -126,11 +142,16 @@ def tally(figures: list) -> str:
     return text
 
 
-def report_markdown(scale: str, figures: list, skipped=()) -> str:
-    """``figures``: dicts with id, paper, title, caption, seeds, horizon, choices, claims (results)."""
+def report_markdown(scale: str, figures: list, skipped=(), reused=()) -> str:
+    """``figures``: records (dicts with id, paper, title, seeds, horizon, choices, claims, png and
+    ``run``, the provenance of their run); the sections of the ids in ``reused`` come from earlier
+    runs and name them."""
     first = {key: rows[0][0] for key, rows in findings(figures).items()}
     out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), "",
            HOW_TO_READ, "", HOW_DECIDED, ""]
+    if reused:
+        out += [f"Taken from earlier runs (`reuse_records`: their records in `figures/{scale}/records/`; each "
+                f"section names its run): {', '.join(reused)}.", ""]
     if skipped:
         out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
     for paper in PAPERS:
@@ -144,6 +165,10 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
                 out += [f"![{f['id']}]({f['png']})", ""]
             size = f"{f['seeds']} seeds × {f['horizon']} rounds" if f.get("seeds") else "closed form / static"
             out += [f"*Size at this scale:* {size}.", ""]
+            if f["id"] in reused:
+                run = f["run"]
+                out += [f"*From an earlier run:* commit {run['commit']}, generated {run['generated']}, "
+                        f"algorithms v{run['algorithms']}.", ""]
             if f.get("choices"):
                 out += [f"*Choices where the paper is silent or ambiguous:* {' '.join(f['choices'].split())}", ""]
             if f["claims"]:
@@ -165,3 +190,33 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
 def dump_claims(fid: str, results: list, json_path, rst_path) -> None:
     write_text_atomic(json.dumps({"id": fid, "claims": results}, indent=1), json_path)
     write_text_atomic(claims_rst(fid, results), rst_path)
+
+
+RECORD_KEYS = ("id", "paper", "title", "seeds", "horizon", "choices", "claims", "png", "run")
+
+
+def make_record(fig: dict, results: list, run: dict | None = None) -> dict:
+    """The record of a resolved figure ``fig`` whose claims gave ``results``."""
+    entry = fig["entry"]
+    simulated = bool(fig["series"])
+    return {"id": entry["id"], "paper": entry["paper"], "title": entry.get("title", entry["id"]),
+            "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
+            "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
+            "run": run or run_info()}
+
+
+def write_record(record: dict, path) -> None:
+    write_text_atomic(json.dumps(record, indent=1, ensure_ascii=False) + "\n", path)
+
+
+def read_record(path) -> dict:
+    """A record, checked for the keys REPORT.md needs (a clear error names a damaged file)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"record {path} is unreadable ({err}): delete it and rebuild its figure") from None
+    missing = [k for k in RECORD_KEYS if k not in record]
+    if missing:
+        raise ValueError(f"record {path} lacks {', '.join(missing)}: delete it and rebuild its figure")
+    return record

@@ -1,6 +1,6 @@
 # The resolved figure (resolved once, while the DAG is built) -> jobs that read it: run files -> the
 # figure's table (long format, or the static/derived table) and plot spec; the table -> the
-# figure's claims (JSON for REPORT.md, reStructuredText for the HTML report).
+# figure's claims (JSON, reStructuredText for the HTML report) and its record (REPORT.md's section).
 
 
 localrules:
@@ -55,6 +55,7 @@ rule claims:
     output:
         json=paths.claims_file("{scale}", "{paper}-{fig}"),
         rst="results/{scale}/claims/{paper}-{fig}.rst",
+        record=paths.record_file("{scale}", "{paper}-{fig}"),
     log:
         "results/{scale}/logs/claims/{paper}-{fig}.log",
     conda:
@@ -65,4 +66,4 @@ rule claims:
         logged=LOGGED,
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli claims --figure {input.figure} --table {input.table} "
-        "--json {output.json} --rst {output.rst}"
+        "--json {output.json} --rst {output.rst} --record {output.record}"

@@ -23,6 +23,23 @@ try:
 except registry.RegistryError as err:
     raise WorkflowError(str(err))
 IDS = [i for i in ALL_IDS if i not in SKIPPED]
+
+
+def reused_ids(scale):
+    """`reuse_records` (config): the ids (not skipped) that already have a record at ``scale``
+    (figures/<scale>/records/<id>.json, committed at paper scale) are not rebuilt by `all`, the
+    paper targets and REPORT.md, whose sections for them come from their records."""
+    if not config.get("reuse_records", False):
+        return []
+    return [i for i in IDS if os.path.exists(paths.record_file(scale, i))]
+
+
+def built_ids(scale):
+    """The ids `all` and REPORT.md build at ``scale``: not skipped, not reused."""
+    reused = reused_ids(scale)
+    return [i for i in IDS if i not in reused]
+
+
 PAPERS = ["phe", "lines", "glmes", "epp"]
 _RESOLVED = {}
 
@@ -183,7 +200,7 @@ def built_only(scale, ids):
 
 
 def targets(scale, paper=None):
-    ids = [i for i in IDS if paper is None or REGISTRY[i]["paper"] == paper]
+    ids = [i for i in built_ids(scale) if paper is None or REGISTRY[i]["paper"] == paper]
     summary = f"figures/{scale}/REPORT.md" if paper is None else f"figures/{scale}/REPORT-{paper}.md"
     if REPORTING:  # the figures built (REPORT.md would pull in every figure: it is not in the report)
         return figure_targets(scale, built_only(scale, ids))
@@ -217,17 +234,18 @@ def requested_figures():
         target = os.path.relpath(target) if os.path.isabs(target) else os.path.normpath(target)
         parts = target.split(os.sep)
         if target == "all":
-            wanted += [(SCALE, i) for i in IDS]
+            wanted += [(SCALE, i) for i in built_ids(SCALE)]
         elif target in PAPERS:
-            wanted += [(SCALE, i) for i in IDS if REGISTRY[i]["paper"] == target]
+            wanted += [(SCALE, i) for i in built_ids(SCALE) if REGISTRY[i]["paper"] == target]
         elif target in REGISTRY:
             wanted.append((SCALE, target))
         elif len(parts) >= 3 and parts[0] in ("figures", "results") and parts[1] in registry.SCALES:
             name = parts[-1].split(".")[0]
             if name == "REPORT":
-                wanted += [(parts[1], i) for i in IDS]
+                wanted += [(parts[1], i) for i in built_ids(parts[1])]
             elif name.startswith("REPORT-"):
-                wanted += [(parts[1], i) for i in IDS if REGISTRY[i]["paper"] == name[len("REPORT-") :]]
+                paper = name[len("REPORT-") :]
+                wanted += [(parts[1], i) for i in built_ids(parts[1]) if REGISTRY[i]["paper"] == paper]
             elif name in REGISTRY:
                 wanted.append((parts[1], name))
     return list(dict.fromkeys(wanted))

@@ -4,11 +4,12 @@
 report: "../report/workflow.rst"
 
 
+# The sections of reused ids (reuse_records) come from their existing records, which are not
+# declared as inputs: as inputs, Snakemake would rebuild their figures, whose run files are gone.
 rule report_all:
     input:
-        claims=lambda w: [paths.claims_file(w.scale, i) for i in IDS],
-        resolved=lambda w: [paths.figure_file(w.scale, i) for i in IDS],
-        figures=lambda w: figure_targets(w.scale, IDS),
+        records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale)],
+        figures=lambda w: figure_targets(w.scale, built_ids(w.scale)),
     output:
         "figures/{scale}/REPORT.md",
     log:
@@ -18,17 +19,17 @@ rule report_all:
     params:
         logged=LOGGED,
         ids=" ".join(IDS),
+        reused=lambda w: " ".join(reused_ids(w.scale)),
         skipped=" ".join(SKIPPED),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --skipped {params.skipped} --out {output}"
+        "--ids {params.ids} --reused {params.reused} --skipped {params.skipped} --out {output}"
 
 
 rule report_paper:
     input:
-        claims=lambda w: [paths.claims_file(w.scale, i) for i in IDS if REGISTRY[i]["paper"] == w.paper],
-        resolved=lambda w: [paths.figure_file(w.scale, i) for i in IDS if REGISTRY[i]["paper"] == w.paper],
-        figures=lambda w: figure_targets(w.scale, [i for i in IDS if REGISTRY[i]["paper"] == w.paper]),
+        records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper],
+        figures=lambda w: figure_targets(w.scale, [i for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper]),
     output:
         "figures/{scale}/REPORT-{paper}.md",
     log:
@@ -38,9 +39,10 @@ rule report_paper:
     params:
         logged=LOGGED,
         ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
+        reused=lambda w: " ".join(i for i in reused_ids(w.scale) if REGISTRY[i]["paper"] == w.paper),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --out {output}"
+        "--ids {params.ids} --reused {params.reused} --out {output}"
 
 
 rule phe:
