@@ -29,7 +29,7 @@ def reused_ids(scale):
     """`reuse_records` (config): the ids (not skipped) that already have a record at ``scale``
     (figures/<scale>/records/<id>.json, committed at paper scale) are not rebuilt by `all`, the
     paper targets and REPORT.md, whose sections for them come from their records."""
-    if not config.get("reuse_records", False):
+    if str(config.get("reuse_records", False)).lower() != "true":  # --config gives the string "true"
         return []
     return [i for i in IDS if os.path.exists(paths.record_file(scale, i))]
 
