@@ -689,6 +689,8 @@ def test_report_markdown(monkeypatch):
         {"id": "epp-fig2a", "paper": "epp", "title": "Fig 2a", "seeds": 3, "horizon": 200, "choices": "",
          "claims": [{"id": "c3", "quote": "q3", "status": "inconclusive", "numbers": "y", "note": ""}]},
     ]
+    for f in figures:
+        f["run"] = {"commit": "c", "generated": "g", "algorithms": "1"}
     md = report.report_markdown("smoke", figures)
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings == [f"## phe — {report.PAPERS['phe']}", f"## epp — {report.PAPERS['epp']}"]

@@ -14,8 +14,13 @@ def _claim(cid, quote, status, source="verbatim", note=""):
 CUBE = "p(P_zeta) lower-bounds P(<zeta, v> >= 1) for every unit v"
 
 
+RUN = {"commit": "abc1234", "generated": "2026-01-01 00:00 UTC", "machine": "m", "algorithms": "2",
+       "versions": "ensemble_bandits 0.1.0; python 3.11.7"}
+
+
 def _fig(fid, paper, *claims):
-    return {"id": fid, "paper": paper, "title": fid, "seeds": None, "horizon": 1, "choices": "", "claims": list(claims)}
+    return {"id": fid, "paper": paper, "title": fid, "seeds": None, "horizon": 1, "choices": "", "claims": list(claims),
+            "run": RUN}
 
 
 @pytest.fixture
@@ -68,30 +73,30 @@ def test_claims_rst_marks_sources():
 # ---------------------------------------------------------------------------------------
 # records: REPORT.md assembled from figures' records, some from earlier runs
 
-RUN = {"commit": "abc1234", "generated": "2026-01-01 00:00 UTC", "machine": "m", "algorithms": "2",
-       "versions": "ensemble_bandits 0.1.0; python 3.11.7"}
-
 
 def _resolved(fid="phe-fig1", series=True):
     return {"entry": {"id": fid, "paper": fid.split("-")[0], "title": "T", "choices": "c"},
             "series": [1] if series else [], "seeds": 7, "horizon": 100}
 
 
-def test_record_round_trip_and_reused_sections_name_their_run(tmp_path, monkeypatch):
+def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: now.")
     old = report.make_record(_resolved("phe-fig1"), [_claim("c1", "q", "reproduced")], run=RUN)
     report.write_record(old, tmp_path / "old.json")
     new = report.make_record(_resolved("phe-tab1", series=False), [])
     assert new["run"]["algorithms"] == report.ALGORITHMS_VERSION and new["seeds"] is None
     figures = [report.read_record(tmp_path / "old.json"), new]
-    md = report.report_markdown("paper", figures, reused=["phe-fig1"])
-    assert "Taken from earlier runs (`reuse_records`: their records in `figures/paper/records/`" in md
-    assert md.count("*From an earlier run:*") == 1
-    assert "*From an earlier run:* commit abc1234, generated 2026-01-01 00:00 UTC, algorithms v2." in md
+    md = report.report_markdown("paper", figures)
+    assert "Assembled from the records of runs at 2 commits (`figures/paper/records/`" in md
+    assert "commit abc1234 (algorithms v2): 1 figures; commit " in md
+    assert md.count("*Run:* commit ") == 2
+    assert "*Run:* commit abc1234 (algorithms v2), generated 2026-01-01 00:00 UTC." in md
     assert "1 claims checked: 1 reproduced" in md and "7 seeds × 100 rounds" in md
-    # without reuse, the same records render as one run's report
-    plain = report.report_markdown("paper", figures)
-    assert "earlier run" not in plain
+    # records of one commit (at any times) read as one run's report: no run lines
+    later = dict(RUN, generated="2026-02-02 00:00 UTC")
+    same = [old, report.make_record(_resolved("phe-tab1", series=False), [], run=later)]
+    plain = report.report_markdown("paper", same)
+    assert "*Run:*" not in plain and "Assembled from" not in plain
 
 
 def test_read_record_names_a_damaged_file(tmp_path):

@@ -154,12 +154,11 @@ def cmd_report(args):
     from .atomic import write_text_atomic
     from .report import read_record, report_markdown
 
-    reused = args.reused or []
     try:
         figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
     except ValueError as err:
         raise SystemExit(f"report: {err}")
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], reused=reused), args.out)
+    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or []), args.out)
 
 
 def cmd_timings(args):
@@ -300,8 +299,6 @@ def main(argv=None):
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
     r.add_argument("--scale", required=True, choices=registry.SCALES)
     r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
-    r.add_argument("--reused", nargs="*", default=None,
-                   help="those of --ids whose records come from earlier runs (each section names its run)")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_report)

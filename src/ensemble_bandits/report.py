@@ -142,16 +142,25 @@ def tally(figures: list) -> str:
     return text
 
 
-def report_markdown(scale: str, figures: list, skipped=(), reused=()) -> str:
+def _run_key(run: dict) -> str:
+    """Runs of one commit are one code state (same seeds, same numbers): they group together."""
+    return f"commit {run['commit']} (algorithms v{run['algorithms']})"
+
+
+def report_markdown(scale: str, figures: list, skipped=()) -> str:
     """``figures``: records (dicts with id, paper, title, seeds, horizon, choices, claims, png and
-    ``run``, the provenance of their run); the sections of the ids in ``reused`` come from earlier
-    runs and name them."""
+    ``run``, the provenance of their run).  Records of several runs (``reuse_records``): the
+    header counts the figures of each commit and each section names its run."""
     first = {key: rows[0][0] for key, rows in findings(figures).items()}
+    runs = {}
+    for f in figures:
+        runs.setdefault(_run_key(f["run"]), []).append(f["id"])
     out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), "",
            HOW_TO_READ, "", HOW_DECIDED, ""]
-    if reused:
-        out += [f"Taken from earlier runs (`reuse_records`: their records in `figures/{scale}/records/`; each "
-                f"section names its run): {', '.join(reused)}.", ""]
+    if len(runs) > 1:
+        out += [f"Assembled from the records of runs at {len(runs)} commits (`figures/{scale}/records/`, "
+                "`reuse_records`; each section names its run): " + "; ".join(f"{key}: {len(ids)} figures" for key, ids in runs.items())
+                + ".", ""]
     if skipped:
         out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
     for paper in PAPERS:
@@ -165,10 +174,8 @@ def report_markdown(scale: str, figures: list, skipped=(), reused=()) -> str:
                 out += [f"![{f['id']}]({f['png']})", ""]
             size = f"{f['seeds']} seeds × {f['horizon']} rounds" if f.get("seeds") else "closed form / static"
             out += [f"*Size at this scale:* {size}.", ""]
-            if f["id"] in reused:
-                run = f["run"]
-                out += [f"*From an earlier run:* commit {run['commit']}, generated {run['generated']}, "
-                        f"algorithms v{run['algorithms']}.", ""]
+            if len(runs) > 1:
+                out += [f"*Run:* {_run_key(f['run'])}, generated {f['run']['generated']}.", ""]
             if f.get("choices"):
                 out += [f"*Choices where the paper is silent or ambiguous:* {' '.join(f['choices'].split())}", ""]
             if f["claims"]:

@@ -6,6 +6,7 @@ report: "../report/workflow.rst"
 
 # The sections of reused ids (reuse_records) come from their existing records, which are not
 # declared as inputs: as inputs, Snakemake would rebuild their figures, whose run files are gone.
+# Each record names its run; REPORT.md says which sections come from which run.
 rule report_all:
     input:
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale)],
@@ -19,11 +20,10 @@ rule report_all:
     params:
         logged=LOGGED,
         ids=" ".join(IDS),
-        reused=lambda w: " ".join(reused_ids(w.scale)),
         skipped=" ".join(SKIPPED),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --reused {params.reused} --skipped {params.skipped} --out {output}"
+        "--ids {params.ids} --skipped {params.skipped} --out {output}"
 
 
 rule report_paper:
@@ -39,10 +39,9 @@ rule report_paper:
     params:
         logged=LOGGED,
         ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
-        reused=lambda w: " ".join(i for i in reused_ids(w.scale) if REGISTRY[i]["paper"] == w.paper),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --reused {params.reused} --out {output}"
+        "--ids {params.ids} --out {output}"
 
 
 rule phe:
