@@ -88,7 +88,7 @@ def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     figures = [report.read_record(tmp_path / "old.json"), new]
     md = report.report_markdown("paper", figures)
     assert "Assembled from the records of runs at 2 commits (`figures/paper/records/`" in md
-    assert "commit abc1234 (algorithms v2): 1 figures; commit " in md
+    assert "commit abc1234 (algorithms v2): 1 figure; commit " in md
     assert md.count("*Run:* commit ") == 2
     assert "*Run:* commit abc1234 (algorithms v2), generated 2026-01-01 00:00 UTC." in md
     assert "1 claims checked: 1 reproduced" in md and "7 seeds × 100 rounds" in md

@@ -159,7 +159,7 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
            HOW_TO_READ, "", HOW_DECIDED, ""]
     if len(runs) > 1:
         out += [f"Assembled from the records of runs at {len(runs)} commits (`figures/{scale}/records/`, "
-                "`reuse_records`; each section names its run): " + "; ".join(f"{key}: {len(ids)} figures" for key, ids in runs.items())
+                "`reuse_records`; each section names its run): " + "; ".join(f"{key}: {len(ids)} figure{'s' if len(ids) > 1 else ''}" for key, ids in runs.items())
                 + ".", ""]
     if skipped:
         out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
