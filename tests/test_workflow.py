@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +133,5 @@ def test_reuse_records_assembles_the_report_without_the_run_files(smoke_run):
         assert rows(after) == rows(before)
     finally:
         if (smoke_run / "results").exists():
-            import shutil
             shutil.rmtree(smoke_run / "results")
         (smoke_run / "results-moved").rename(smoke_run / "results")

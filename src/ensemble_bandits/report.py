@@ -158,9 +158,9 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
     out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), "",
            HOW_TO_READ, "", HOW_DECIDED, ""]
     if len(runs) > 1:
+        counts = "; ".join(f"{key}: {len(ids)} figure{'s' if len(ids) > 1 else ''}" for key, ids in runs.items())
         out += [f"Assembled from the records of runs at {len(runs)} commits (`figures/{scale}/records/`, "
-                "`reuse_records`; each section names its run): " + "; ".join(f"{key}: {len(ids)} figure{'s' if len(ids) > 1 else ''}" for key, ids in runs.items())
-                + ".", ""]
+                f"`reuse_records`; each section names its run): {counts}.", ""]
     if skipped:
         out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
     for paper in PAPERS:

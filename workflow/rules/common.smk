@@ -25,11 +25,16 @@ except registry.RegistryError as err:
 IDS = [i for i in ALL_IDS if i not in SKIPPED]
 
 
+def config_flag(key):
+    """A boolean config key: true, or the string "true" that `--config key=true` gives."""
+    return str(config.get(key, False)).lower() == "true"
+
+
 def reused_ids(scale):
     """`reuse_records` (config): the ids (not skipped) that already have a record at ``scale``
     (figures/<scale>/records/<id>.json, committed at paper scale) are not rebuilt by `all`, the
     paper targets and REPORT.md, whose sections for them come from their records."""
-    if str(config.get("reuse_records", False)).lower() != "true":  # --config gives the string "true"
+    if not config_flag("reuse_records"):
         return []
     return [i for i in IDS if os.path.exists(paths.record_file(scale, i))]
 
@@ -127,7 +132,7 @@ def data_inputs(w):
 def required_data(names):
     """Input files of the datasets ``names``, checked (present, SHA-256; else data.DataError); with
     data_fetch=true the records of rule fetch_data, which downloads what is missing and checks it."""
-    if str(config.get("data_fetch", False)).lower() == "true":
+    if config_flag("data_fetch"):
         return [f"results/data/{name}.sha256" for name in names]
     # config["data_dir"] as given, so that a message names it as the user wrote it
     return data.verify(names, config["data_dir"], base=workflow.basedir) if names else []
