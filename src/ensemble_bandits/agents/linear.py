@@ -86,7 +86,7 @@ class LinearAgent(AgentClass):
 
 OUTER_CHUNK_BYTES = 2 ** 20
 """Seeds per chunk of :func:`add_outer`'s dense update: about this many bytes of P, so that the
-chunk's product stays in the CPU cache while it is added (bench.py, section 6)."""
+chunk's product stays in the CPU cache while it is added (bench.py, section 9)."""
 
 
 def add_outer(P: np.ndarray, x: np.ndarray, z: np.ndarray, zeta: np.ndarray | None = None):
@@ -454,14 +454,32 @@ class EnsemblePlusPlus(LinearAgent):
     action: theta = mu + A zeta = Sigma (p + P zeta), zeta ~ reference — O(dM + d^2) per round
     (A itself is never formed).  ``init``: ``perturbation_rows`` (authors' code: A_0 =
     Sigma_0^{1/2} B, rows of B from the perturbation family) or ``gaussian_columns`` (paper).
+
+    Exact fast paths, bit for bit the plain form (tests/test_linear_agents.py): the update touches
+    only the columns of P where z is non-zero (:func:`add_outer`), and otherwise works a few seeds
+    at a time while P is in the cache, taking P zeta for the next round there (zeta from its own
+    stream, so the same numbers); a Coordinate zeta reads one column (:func:`factor_times`).
     """
 
     name = "ensemble_pp"
     distribution_params = {"reference": "vector", "perturbation": "vector"}
 
+    # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round) of each family, as
+    # the reference's plus the perturbation's share: a least-squares fit to bench.py section 9's 25
+    # pairs at d = 50, M = 1024 (the dense pairs are about 1; Coordinate and Sparse vectors touch 1
+    # or 2 of the M columns, the Coordinate reference's P zeta is one column).
+    MEMBER_SHARE_REFERENCE = {"gaussian": 0.5, "sphere": 0.5, "cube": 0.5, "coordinate": 0.05, "sparse": 0.5}
+    MEMBER_SHARE_PERTURBATION = {"gaussian": 0.5, "sphere": 0.5, "cube": 0.5, "coordinate": 0.05, "sparse": 0.05}
+
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
         return int(hyper(cls, spec, "M"))
+
+    @classmethod
+    def member_weight(cls, spec: dict) -> float:
+        """This pair's member work relative to the cost model's dense default (costs.py)."""
+        return (cls.MEMBER_SHARE_REFERENCE[hyper(cls, spec, "reference")]
+                + cls.MEMBER_SHARE_PERTURBATION[hyper(cls, spec, "perturbation")])
 
     def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, noise_sd: float = 1.0, init: str = "perturbation_rows"):
@@ -481,16 +499,17 @@ class EnsemblePlusPlus(LinearAgent):
         self.P = Bmat / np.sqrt(prior_var)                        # Sigma_0^{-1} Sigma_0^{1/2} B
         self.next_Pz = None                                       # P zeta of the next round, if drawn
 
-    def theta(self, zeta):
-        return bmv(self.ridge.Vinv, self.ridge.b + factor_times(self.P, zeta))
+    def theta(self, zeta, Pz=None):
+        """theta = Sigma (p + P zeta) (B, d); ``Pz``: P zeta when already known."""
+        return bmv(self.ridge.Vinv, self.ridge.b + (factor_times(self.P, zeta) if Pz is None else Pz))
 
     proposes = True
 
     def propose(self, t, obs):
         Pz, self.next_Pz = self.next_Pz, None
         if Pz is None:
-            Pz = factor_times(self.P, dist.reference(self.ref, self.zeta, self.M))
-        return bmv(self.ridge.Vinv, self.ridge.b + Pz)
+            return self.theta(dist.reference(self.ref, self.zeta, self.M))
+        return self.theta(None, Pz)
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)
