@@ -553,8 +553,13 @@ def _draws(family, B, M, seed):
 
 @pytest.mark.parametrize("family", VECTOR_FAMILIES)
 @pytest.mark.parametrize("B,d,M", [(7, 5, 1), (7, 5, 6), (5, 50, 1024), (3, 100, 512)])
-def test_add_outer_matches_the_broadcast_update_bit_for_bit(family, B, d, M):
-    from ensemble_bandits.agents.linear import add_outer
+@pytest.mark.parametrize("chunk_bytes", [2 ** 20, 1])
+def test_add_outer_matches_the_broadcast_update_bit_for_bit(family, B, d, M, chunk_bytes, monkeypatch):
+    """Each path (sparse columns where the family has few non-zeros, else one broadcast or seed
+    chunks) gives the broadcast update's numbers, and the fused P zeta is the product after it."""
+    from ensemble_bandits import distributions as dist
+    from ensemble_bandits.agents import linear
+    monkeypatch.setattr(linear, "OUTER_CHUNK_BYTES", chunk_bytes)       # 1: one seed per chunk
     rng = np.random.default_rng(1)
     P = rng.standard_normal((B, d, M))
     P[:, :, ::3] = 0.0                                  # +0 entries (Coordinate / Sparse initial factors)
@@ -562,20 +567,12 @@ def test_add_outer_matches_the_broadcast_update_bit_for_bit(family, B, d, M):
     for step in range(4):
         x = rng.standard_normal((B, d))
         z = _draws(family, B, M, 10 * step)
+        zeta = _draws("gaussian", B, M, 10 * step + 5)
         naive += x[:, :, None] * z[:, None, :]
-        add_outer(P, x, z)
-    assert P.tobytes() == naive.tobytes()               # sign of zero included
-
-
-def test_add_outer_takes_the_sparse_path_only_for_mostly_zero_z(monkeypatch):
-    from ensemble_bandits.agents import linear
-    rng = np.random.default_rng(2)
-    P, x = np.zeros((4, 3, 64)), rng.standard_normal((4, 3))
-    monkeypatch.setattr(linear, "OUTER_CHUNK_BYTES", 1)          # one seed per dense chunk
-    for z in (np.where(rng.random((4, 64)) < 0.9, 0.0, 1.0), rng.standard_normal((4, 64))):
-        naive = P + x[:, :, None] * z[:, None, :]
-        linear.add_outer(P, x, z)
-        assert P.tobytes() == naive.tobytes()
+        Pz = linear.add_outer(P, x, z, family in dist.SPARSE_FAMILIES, zeta)
+        assert P.tobytes() == naive.tobytes()           # sign of zero included
+        assert Pz.tobytes() == linear.bmv(naive, zeta).tobytes()
+        assert linear.add_outer(P.copy(), x, z, False) is None
 
 
 @pytest.mark.parametrize("family", VECTOR_FAMILIES)
@@ -587,7 +584,7 @@ def test_factor_times_matches_the_batched_product_bit_for_bit(family, M):
     B, d = 9, 50
     P = np.random.default_rng(3).standard_normal((B, d, M))
     zeta = dist.reference(family, Streams(range(B), "t")("zeta", dist.vector_kind(family)), M)
-    assert factor_times(P, zeta).tobytes() == bmv(P, zeta).tobytes()
+    assert factor_times(P, zeta, family == "coordinate").tobytes() == bmv(P, zeta).tobytes()
 
 
 @pytest.mark.parametrize("s", [1, 2, 3])

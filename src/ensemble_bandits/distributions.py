@@ -23,6 +23,7 @@ INIT_FAMILIES = ("gaussian", "sphere", "none")
 # the families a hyper-parameter may name, by the kind a class declares (`distribution_params`)
 FAMILIES = {"vector": VECTOR_FAMILIES, "scalar": SCALAR_FAMILIES, "init": INIT_FAMILIES}
 SPARSITY = 2  # s of the Sparse family (authors' code; capped at M)
+SPARSE_FAMILIES = ("coordinate", "sparse")  # vector families with 1 or s non-zeros of M
 # Hyper-parameters (as the agents name them) that belong to some families of a kind only:
 # name -> (kind, the families that take it, what it is).  Giving one with any other family is an
 # error (check_applicable), never silently ignored or, worse, applied to the wrong family: lines-dist

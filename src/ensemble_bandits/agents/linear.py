@@ -89,44 +89,46 @@ OUTER_CHUNK_BYTES = 2 ** 20
 chunk's product stays in the CPU cache while it is added (bench.py, section 9)."""
 
 
-def add_outer(P: np.ndarray, x: np.ndarray, z: np.ndarray, zeta: np.ndarray | None = None):
+def add_outer(P: np.ndarray, x: np.ndarray, z: np.ndarray, sparse: bool = False, zeta: np.ndarray | None = None,
+              one_hot: bool = False):
     """In place: P[b] += x[b] z[b]^T for P (B, d, M), x (B, d), z (B, M) -- the same numbers, bit for
     bit, as ``P += x[:, :, None] * z[:, None, :]``, faster; with ``zeta`` (B, M), also returns the
-    updated P[b] zeta[b] (B, d), bit for bit :func:`factor_times` after the update.
+    updated P[b] zeta[b] (B, d), bit for bit :func:`factor_times` (``one_hot``) after the update.
 
-    Where z is mostly zeros (the Coordinate and Sparse families: 1 or 2 non-zeros of M) only the
-    columns of its non-zeros change: the others would add x * 0 = +-0, which leaves every entry as it
-    is (P holds no -0: +0 plus -0 is +0).  Otherwise the outer products are formed and added a chunk
-    of seeds at a time, so that no (B, d, M) temporary streams through memory, and the chunk's
-    product with zeta is taken while the chunk is still in the CPU cache."""
+    ``sparse`` (z mostly zeros: the Coordinate and Sparse families, 1 or 2 non-zeros of M): only the
+    columns of z's non-zeros change; the others would add x * 0 = +-0, which leaves every entry as it
+    is (P holds no -0: +0 plus -0 is +0).  Otherwise, when P is bigger than the cache, the outer
+    products are formed and added a chunk of seeds at a time, so that no (B, d, M) temporary streams
+    through memory, and the chunk's product with zeta is taken while it is still in the cache."""
     B, d, M = P.shape
-    rows, cols = np.nonzero(z)
-    if 4 * len(rows) <= B * M:
-        P[rows, :, cols] += x[rows] * z[rows, cols][:, None]
-        return None if zeta is None else factor_times(P, zeta)
     c = max(1, OUTER_CHUNK_BYTES // (8 * d * M))
-    tmp = np.empty((min(c, B), d, M))
-    out = None if zeta is None else np.empty((B, d))
-    for a in range(0, B, c):
-        n = min(c, B - a)
-        np.multiply(x[a:a + n, :, None], z[a:a + n, None, :], out=tmp[:n])
-        P[a:a + n] += tmp[:n]
-        if out is not None:
-            out[a:a + n] = factor_times(P[a:a + n], zeta[a:a + n])
-    return out
+    if sparse:
+        rows, cols = np.nonzero(z)
+        P[rows, :, cols] += x[rows] * z[rows, cols][:, None]
+    elif c >= B:
+        P += x[:, :, None] * z[:, None, :]
+    else:
+        tmp = np.empty((c, d, M))
+        out = None if zeta is None else np.empty((B, d))
+        for a in range(0, B, c):
+            n = min(c, B - a)
+            np.multiply(x[a:a + n, :, None], z[a:a + n, None, :], out=tmp[:n])
+            P[a:a + n] += tmp[:n]
+            if out is not None:
+                out[a:a + n] = factor_times(P[a:a + n], zeta[a:a + n], one_hot)
+        return out
+    return None if zeta is None else factor_times(P, zeta, one_hot)
 
 
-def factor_times(P: np.ndarray, zeta: np.ndarray) -> np.ndarray:
-    """P[b] zeta[b] (B, d), bit for bit :func:`bmv`; for a Coordinate reference (one non-zero per
-    seed) it reads one column per seed, P[b, :, k] zeta[b, k] (the product's other terms are
+def factor_times(P: np.ndarray, zeta: np.ndarray, one_hot: bool = False) -> np.ndarray:
+    """P[b] zeta[b] (B, d), bit for bit :func:`bmv`; ``one_hot`` (a Coordinate reference: one
+    non-zero per seed): one column per seed, P[b, :, k] zeta[b, k] (the product's other terms are
     exact zeros, so the sum is that one rounded product)."""
-    B = zeta.shape[0]
-    nz = zeta != 0
-    if nz.sum() == B and nz.any(axis=1).all():
-        k = nz.argmax(axis=1)
-        rows = np.arange(B)
-        return P[rows, :, k] * zeta[rows, k][:, None]
-    return bmv(P, zeta)
+    if not one_hot:
+        return bmv(P, zeta)
+    rows = np.arange(zeta.shape[0])
+    k = np.abs(zeta).argmax(axis=1)
+    return P[rows, :, k] * zeta[rows, k][:, None]
 
 
 class Ridge:
@@ -464,12 +466,13 @@ class EnsemblePlusPlus(LinearAgent):
     name = "ensemble_pp"
     distribution_params = {"reference": "vector", "perturbation": "vector"}
 
-    # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round) of each family, as
-    # the reference's plus the perturbation's share: a least-squares fit to bench.py section 9's 25
-    # pairs at d = 50, M = 1024 (the dense pairs are about 1; Coordinate and Sparse vectors touch 1
-    # or 2 of the M columns, the Coordinate reference's P zeta is one column).
-    MEMBER_SHARE_REFERENCE = {"gaussian": 0.5, "sphere": 0.5, "cube": 0.5, "coordinate": 0.05, "sparse": 0.5}
-    MEMBER_SHARE_PERTURBATION = {"gaussian": 0.5, "sphere": 0.5, "cube": 0.5, "coordinate": 0.05, "sparse": 0.05}
+    # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round, fitted to the plain
+    # form's timings) of each pair, as the reference's plus the perturbation's share: a least-squares
+    # fit to bench.py section 9 at d = 50, M = 1024 (the 25 pairs' times over the plain form's mean;
+    # within 36 % of each).  Coordinate and Sparse perturbations touch 1 or 2 of the M columns, a
+    # Coordinate reference's P zeta is one column.
+    MEMBER_SHARE_REFERENCE = {"gaussian": 0.35, "sphere": 0.35, "cube": 0.3, "coordinate": 0.13, "sparse": 0.3}
+    MEMBER_SHARE_PERTURBATION = {"gaussian": 0.46, "sphere": 0.46, "cube": 0.44, "coordinate": 0.0, "sparse": 0.06}
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
@@ -501,7 +504,9 @@ class EnsemblePlusPlus(LinearAgent):
 
     def theta(self, zeta, Pz=None):
         """theta = Sigma (p + P zeta) (B, d); ``Pz``: P zeta when already known."""
-        return bmv(self.ridge.Vinv, self.ridge.b + (factor_times(self.P, zeta) if Pz is None else Pz))
+        if Pz is None:
+            Pz = factor_times(self.P, zeta, self.ref == "coordinate")
+        return bmv(self.ridge.Vinv, self.ridge.b + Pz)
 
     proposes = True
 
@@ -519,7 +524,7 @@ class EnsemblePlusPlus(LinearAgent):
         # the next round's reference vector (from its own stream: the numbers propose would draw)
         # is applied to P while the update has it in the cache; its product waits in next_Pz
         zeta = dist.reference(self.ref, self.zeta, self.M)
-        self.next_Pz = add_outer(self.P, x / s, z, zeta)
+        self.next_Pz = add_outer(self.P, x / s, z, self.pert_name in dist.SPARSE_FAMILIES, zeta, self.ref == "coordinate")
 
     @property
     def factor(self) -> np.ndarray:
