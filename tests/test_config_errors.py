@@ -225,13 +225,21 @@ def test_neural_cost_model_is_calibrated_on_measured_rounds(env, agent, B, T, ms
 
 
 def test_linear_agents_keep_the_default_cost_model():
-    """Agent classes without a cost model of their own (the linear family) get exactly the default."""
+    """Agent classes without a cost model of their own (the linear family) get exactly the default,
+    linear Ensemble++ with its distribution pair's member weight."""
+    from ensemble_bandits.agents.linear import EnsemblePlusPlus
+    ts = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100}, "agent": {"name": "lints"}, "horizon": 1000}
+    assert costs.round_costs(ts, runner.cell_dimensions(ts)) == costs.default_round_costs(runner.cell_dimensions(ts))
     cell = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100}, "agent": {"name": "ensemble_pp", "M": 8},
             "horizon": 1000}
     dims = runner.cell_dimensions(cell)
-    assert costs.round_costs(cell, dims) == costs.default_round_costs(dims)
+    w = EnsemblePlusPlus.member_weight(cell["agent"])            # the defaults: Gaussian x Sphere
+    assert w == EnsemblePlusPlus.MEMBER_SHARE_REFERENCE["gaussian"] + EnsemblePlusPlus.MEMBER_SHARE_PERTURBATION["sphere"]
+    assert costs.round_costs(cell, dims) == costs.default_round_costs(dims, member_weight=w)
     assert costs.cell_cost_seconds(cell, 50) == pytest.approx(1000 * (costs.COST_ROUND_S + 50 * (
-        costs.COST_SEED_ROUND_S + costs.COST_ARM_S * 10 * 100 + costs.COST_MEMBER_S * 8 * 10)))
+        costs.COST_SEED_ROUND_S + costs.COST_ARM_S * 10 * 100 + w * costs.COST_MEMBER_S * 8 * 10)))
+    coord = dict(cell, agent={"name": "ensemble_pp", "M": 8, "reference": "coordinate", "perturbation": "coordinate"})
+    assert EnsemblePlusPlus.member_weight(coord["agent"]) < w / 4   # one column of P per side
     glm = {"env": _E20, "agent": _ES, "horizon": 1000}
     assert costs.round_costs(glm, runner.cell_dimensions(glm)) != costs.default_round_costs(runner.cell_dimensions(glm))
 

@@ -538,3 +538,92 @@ def test_sphere_action_is_a_uniform_direction_where_theta_is_zero():
             "horizon": 60}
     df = runner.simulate(cell, range(4))
     assert np.isfinite(df["regret"]).all() and (df["regret"] >= -1e-9).all()
+
+
+# -- Ensemble++'s fast paths: the same numbers, bit for bit, as the naive forms --------------------
+
+VECTOR_FAMILIES = ("gaussian", "sphere", "cube", "coordinate", "sparse")
+
+
+def _draws(family, B, M, seed):
+    from ensemble_bandits import distributions as dist
+    from ensemble_bandits.rng import Streams
+    return dist.perturbation(family, Streams(range(seed, seed + B), "t")("z", dist.vector_kind(family)), M)
+
+
+@pytest.mark.parametrize("family", VECTOR_FAMILIES)
+@pytest.mark.parametrize("B,d,M", [(7, 5, 1), (7, 5, 6), (5, 50, 1024), (3, 100, 512)])
+@pytest.mark.parametrize("chunk_bytes", [2 ** 20, 1])
+def test_add_outer_matches_the_broadcast_update_bit_for_bit(family, B, d, M, chunk_bytes, monkeypatch):
+    """Each path (sparse columns where the family has few non-zeros, else one broadcast or seed
+    chunks) gives the broadcast update's numbers, and the fused P zeta is the product after it."""
+    from ensemble_bandits import distributions as dist
+    from ensemble_bandits.agents import linear
+    monkeypatch.setattr(linear, "OUTER_CHUNK_BYTES", chunk_bytes)       # 1: one seed per chunk
+    rng = np.random.default_rng(1)
+    P = rng.standard_normal((B, d, M))
+    P[:, :, ::3] = 0.0                                  # +0 entries (Coordinate / Sparse initial factors)
+    naive = P.copy()
+    for step in range(4):
+        x = rng.standard_normal((B, d))
+        z = _draws(family, B, M, 10 * step)
+        zeta = _draws("gaussian", B, M, 10 * step + 5)
+        naive += x[:, :, None] * z[:, None, :]
+        Pz = linear.add_outer(P, x, z, family in dist.SPARSE_FAMILIES, zeta)
+        assert P.tobytes() == naive.tobytes()           # sign of zero included
+        assert Pz.tobytes() == linear.bmv(naive, zeta).tobytes()
+        assert linear.add_outer(P.copy(), x, z, False) is None
+
+
+@pytest.mark.parametrize("family", VECTOR_FAMILIES)
+@pytest.mark.parametrize("M", [1, 2, 7, 1024])
+def test_factor_times_matches_the_batched_product_bit_for_bit(family, M):
+    from ensemble_bandits.agents.linear import bmv, factor_times
+    from ensemble_bandits import distributions as dist
+    from ensemble_bandits.rng import Streams
+    B, d = 9, 50
+    P = np.random.default_rng(3).standard_normal((B, d, M))
+    zeta = dist.reference(family, Streams(range(B), "t")("zeta", dist.vector_kind(family)), M)
+    assert factor_times(P, zeta, family == "coordinate").tobytes() == bmv(P, zeta).tobytes()
+
+
+@pytest.mark.parametrize("s", [1, 2, 3])
+@pytest.mark.parametrize("M", [3, 8, 1024])
+def test_smallest_keys_is_argpartition(s, M):
+    from ensemble_bandits.distributions import smallest_keys
+    keys = np.random.default_rng(4).random((200, M))
+    np.testing.assert_array_equal(smallest_keys(keys, s), np.argpartition(keys, s - 1, axis=1)[:, :s])
+
+
+class NaiveEnsemblePlusPlus(EnsemblePlusPlus):
+    """Ensemble++ in its plain form: theta = Sigma (p + P zeta) with zeta drawn in the round,
+    P += x z^T / noise as one broadcast update (no fast path, nothing drawn ahead)."""
+
+    def propose(self, t, obs):
+        from ensemble_bandits import distributions as dist
+        from ensemble_bandits.agents.linear import bmv
+        zeta = dist.reference(self.ref, self.zeta, self.M)
+        return bmv(self.ridge.Vinv, self.ridge.b + bmv(self.P, zeta))
+
+    def update(self, t, obs, arms, r):
+        from ensemble_bandits import distributions as dist
+        x = obs.chosen(arms) / self.noise_sd
+        self.ridge.add(x, np.asarray(r) / self.noise_sd)
+        self.P += x[:, :, None] * dist.perturbation(self.pert_name, self.z, self.M)[:, None, :]
+
+
+@pytest.mark.parametrize("reference", VECTOR_FAMILIES)
+@pytest.mark.parametrize("perturbation", VECTOR_FAMILIES)
+@pytest.mark.parametrize("env_spec,M", [({"name": "russo_finite", "d": 6, "n_arms": 40}, 5),
+                                        ({"name": "russo_finite", "d": 50, "n_arms": 200}, 1024),
+                                        ({"name": "compact_sphere", "d": 50}, 512)])
+def test_ensemble_pp_is_its_plain_form_bit_for_bit(reference, perturbation, env_spec, M):
+    """The fast paths (sparse columns, chunked updates fused with the next round's P zeta) change no
+    number: the same pulls and rewards as the plain form, several seed chunks included."""
+    seeds, T = list(range(5)), 12
+    runs = []
+    for cls in (EnsemblePlusPlus, NaiveEnsemblePlusPlus):
+        env = runner.make_env(env_spec, seeds)
+        agent = cls(env.setting, seeds, T, M=M, reference=reference, perturbation=perturbation)
+        runs.append(run_history(agent, env, T))
+    assert runs[0][0].tobytes() == runs[1][0].tobytes() and runs[0][1].tobytes() == runs[1][1].tobytes()

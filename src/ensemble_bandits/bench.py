@@ -24,9 +24,14 @@
    epp-fig16's frozen and finetuned backbone, and the cost model's paper-scale CPU-hours of every
    real-data and text figure.
 
+9. linear Ensemble++'s own work (also alone: --members): microseconds per (instance, round) of its
+   propose and update at d = 50, M = 64 and 1,024, 50 seeds batched, for each of the 25 reference x
+   perturbation pairs of epp-fig8 (Coordinate and Sparse vectors touch 1 or 2 of the M columns).
+
     python -m ensemble_bandits.bench --shared   # section 6 only
     python -m ensemble_bandits.bench --neural   # section 7 only
     python -m ensemble_bandits.bench --text     # section 8 only
+    python -m ensemble_bandits.bench --members  # section 9 only
 """
 from __future__ import annotations
 
@@ -221,6 +226,48 @@ def shared_section(seeds: int = 4, number: int = 6):
                 print(f"            shared, score block {mib:2d} MiB: {us:8.1f}  ({alone / us:.1f}x)", flush=True)
 
 
+VECTOR_FAMILIES = ("gaussian", "sphere", "cube", "coordinate", "sparse")
+
+
+def members_per_round(reference: str, perturbation: str, d: int, M: int, seeds: int = 50, rounds: int = 30,
+                      repeats: int = 2) -> tuple[float, float]:
+    """Microseconds per (instance, round) of linear Ensemble++'s own work, ``propose`` and ``update``
+    apart (the arm scoring and the environment not counted), on the compact sphere of dimension d,
+    ``seeds`` seeds batched as in a workflow job: rounds 6 .. 5 + ``rounds``, minimum of ``repeats``."""
+    ids, T = list(range(seeds)), 5 + rounds
+    spec = {"name": "ensemble_pp", "M": M, "reference": reference, "perturbation": perturbation}
+    best = (np.inf, np.inf)
+    for _ in range(repeats):
+        env = make_env({"name": "compact_sphere", "d": d}, ids)
+        agent = make_agent(spec, env, ids, T)
+        prop = upd = 0.0
+        for t in range(1, T + 1):
+            obs = env.observe(t)
+            t0 = time.perf_counter()
+            theta = agent.propose(t, obs)
+            t1 = time.perf_counter()
+            arms = agent.greedy(theta, obs)
+            r = env.step(arms)[0]
+            t2 = time.perf_counter()
+            agent.update(t, obs, arms, r)
+            t3 = time.perf_counter()
+            if t > 5:
+                prop, upd = prop + t1 - t0, upd + t3 - t2
+        best = (min(best[0], prop), min(best[1], upd))
+    return 1e6 * best[0] / (seeds * rounds), 1e6 * best[1] / (seeds * rounds)
+
+
+def members_section(number: int = 9, d: int = 50, Ms=(64, 1024)):
+    print(f"\n{number}. linear Ensemble++ per (instance, round), d = {d}, 50 seeds batched: propose + update "
+          f"in microseconds (arm scoring not included), per reference x perturbation pair", flush=True)
+    for M in Ms:
+        print(f"   M = {M}: {'reference':10s} " + " ".join(f"{p:>20s}" for p in VECTOR_FAMILIES), flush=True)
+        for ref in VECTOR_FAMILIES:
+            cells = [members_per_round(ref, pert, d, M) for pert in VECTOR_FAMILIES]
+            print(f"   {'':8s}{ref:10s} " + " ".join(f"{a:6.1f} + {b:6.1f} ={a + b:6.1f}" for a, b in cells),
+                  flush=True)
+
+
 GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
 
 
@@ -358,6 +405,7 @@ def main(argv=None):
     p.add_argument("--shared", action="store_true", help="the shared pass only (section 5)")
     p.add_argument("--neural", action="store_true", help="the neural agents only (section 7)")
     p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
+    p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of section 7")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
@@ -371,6 +419,9 @@ def main(argv=None):
         return
     if args.text:
         text_section()
+        return
+    if args.members:
+        members_section()
         return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
@@ -398,6 +449,7 @@ def main(argv=None):
     shared_section()
     neural_section(args.device)
     text_section()
+    members_section()
 
 
 if __name__ == "__main__":

@@ -30,12 +30,14 @@ COST_NOTICE_S = 3600          # the workflow prints its estimate before runs abo
 COST_SHARED_ARM_S = 1.2e-10
 
 
-def default_round_costs(dims: dict, shared: bool = False) -> tuple[float, float]:
+def default_round_costs(dims: dict, shared: bool = False, member_weight: float = 1.0) -> tuple[float, float]:
     """(seconds per round and batch, seconds per round and seed) of the default model above;
-    ``shared``: the agent's arms are scored in a shared pass."""
+    ``shared``: the agent's arms are scored in a shared pass; ``member_weight``: the agent's member
+    work relative to COST_MEMBER_S (an agent class's ``member_weight(spec)``, e.g. linear Ensemble++,
+    whose Coordinate and Sparse vectors touch few of the M columns)."""
     d, arms, members = dims["d"], max(dims["K"], 1), dims["members"]
     arm = COST_SHARED_ARM_S if shared else COST_ARM_S
-    return COST_ROUND_S, COST_SEED_ROUND_S + arm * d * arms + COST_MEMBER_S * members * d
+    return COST_ROUND_S, COST_SEED_ROUND_S + arm * d * arms + member_weight * COST_MEMBER_S * members * d
 
 
 def round_costs(cell: dict, dims: dict, shared: bool = False) -> tuple[float, float]:
@@ -50,7 +52,8 @@ def round_costs(cell: dict, dims: dict, shared: bool = False) -> tuple[float, fl
         got = cls.round_costs(cell["agent"], dims, space)
         if got is not None:
             return float(got[0]), float(got[1])
-        return default_round_costs(dims, shared and getattr(cls, "proposes", False) and space != "sphere")
+        weight = cls.member_weight(cell["agent"]) if hasattr(cls, "member_weight") else 1.0
+        return default_round_costs(dims, shared and getattr(cls, "proposes", False) and space != "sphere", weight)
     return default_round_costs(dims)
 
 

@@ -23,6 +23,7 @@ INIT_FAMILIES = ("gaussian", "sphere", "none")
 # the families a hyper-parameter may name, by the kind a class declares (`distribution_params`)
 FAMILIES = {"vector": VECTOR_FAMILIES, "scalar": SCALAR_FAMILIES, "init": INIT_FAMILIES}
 SPARSITY = 2  # s of the Sparse family (authors' code; capped at M)
+SPARSE_FAMILIES = ("coordinate", "sparse")  # vector families with 1 or s non-zeros of M
 # Hyper-parameters (as the agents name them) that belong to some families of a kind only:
 # name -> (kind, the families that take it, what it is).  Giving one with any other family is an
 # error (check_applicable), never silently ignored or, worse, applied to the wrong family: lines-dist
@@ -103,10 +104,25 @@ def reference(name: str, stream: BlockStream, M: int) -> np.ndarray:
     # sparse: s distinct coordinates chosen uniformly, random signs, scaled to norm sqrt(M)
     s = min(SPARSITY, M)
     keys, signs = raw[:, :M], raw[:, M:]
-    idx = np.argpartition(keys, s - 1, axis=1)[:, :s] if s < M else np.tile(np.arange(M), (B, 1))
+    idx = smallest_keys(keys, s) if s < M else np.tile(np.arange(M), (B, 1))
     out = np.zeros((B, M))
     np.put_along_axis(out, idx, np.where(signs < 0.5, -1.0, 1.0) * np.sqrt(M / s), axis=1)
     return out
+
+
+def smallest_keys(keys: np.ndarray, s: int) -> np.ndarray:
+    """``np.argpartition(keys, s - 1, axis=1)[:, :s]``: the columns of each row's s smallest keys
+    (B, s), in that function's order.  For s <= 2 that order is ascending and two argmins give it,
+    about 20 times faster on M = 1024 keys than the selection (continuous keys have no ties)."""
+    if s > 2:
+        return np.argpartition(keys, s - 1, axis=1)[:, :s]
+    first = keys.argmin(axis=1)
+    if s == 1:
+        return first[:, None]
+    rows = np.arange(keys.shape[0])
+    rest = keys.copy()
+    rest[rows, first] = np.inf
+    return np.stack([first, rest.argmin(axis=1)], axis=1)
 
 
 def perturbation(name: str, stream: BlockStream, M: int) -> np.ndarray:

@@ -84,6 +84,53 @@ class LinearAgent(AgentClass):
         return np.argmax(obs.scores(theta) + self.jitter, axis=1)
 
 
+OUTER_CHUNK_BYTES = 2 ** 20
+"""Seeds per chunk of :func:`add_outer`'s dense update: about this many bytes of P, so that the
+chunk's product stays in the CPU cache while it is added (bench.py, section 9)."""
+
+
+def add_outer(P: np.ndarray, x: np.ndarray, z: np.ndarray, sparse: bool = False, zeta: np.ndarray | None = None,
+              one_hot: bool = False):
+    """In place: P[b] += x[b] z[b]^T for P (B, d, M), x (B, d), z (B, M) -- the same numbers, bit for
+    bit, as ``P += x[:, :, None] * z[:, None, :]``, faster; with ``zeta`` (B, M), also returns the
+    updated P[b] zeta[b] (B, d), bit for bit :func:`factor_times` (``one_hot``) after the update.
+
+    ``sparse`` (z mostly zeros: the Coordinate and Sparse families, 1 or 2 non-zeros of M): only the
+    columns of z's non-zeros change; the others would add x * 0 = +-0, which leaves every entry as it
+    is (P holds no -0: +0 plus -0 is +0).  Otherwise, when P is bigger than the cache, the outer
+    products are formed and added a chunk of seeds at a time, so that no (B, d, M) temporary streams
+    through memory, and the chunk's product with zeta is taken while it is still in the cache."""
+    B, d, M = P.shape
+    c = max(1, OUTER_CHUNK_BYTES // (8 * d * M))
+    if sparse:
+        rows, cols = np.nonzero(z)
+        P[rows, :, cols] += x[rows] * z[rows, cols][:, None]
+    elif c >= B:
+        P += x[:, :, None] * z[:, None, :]
+    else:
+        tmp = np.empty((c, d, M))
+        out = None if zeta is None else np.empty((B, d))
+        for a in range(0, B, c):
+            n = min(c, B - a)
+            np.multiply(x[a:a + n, :, None], z[a:a + n, None, :], out=tmp[:n])
+            P[a:a + n] += tmp[:n]
+            if out is not None:
+                out[a:a + n] = factor_times(P[a:a + n], zeta[a:a + n], one_hot)
+        return out
+    return None if zeta is None else factor_times(P, zeta, one_hot)
+
+
+def factor_times(P: np.ndarray, zeta: np.ndarray, one_hot: bool = False) -> np.ndarray:
+    """P[b] zeta[b] (B, d), bit for bit :func:`bmv`; ``one_hot`` (a Coordinate reference: one
+    non-zero per seed): one column per seed, P[b, :, k] zeta[b, k] (the product's other terms are
+    exact zeros, so the sum is that one rounded product)."""
+    if not one_hot:
+        return bmv(P, zeta)
+    rows = np.arange(zeta.shape[0])
+    k = np.abs(zeta).argmax(axis=1)
+    return P[rows, :, k] * zeta[rows, k][:, None]
+
+
 class Ridge:
     """Batched ridge statistics: Vinv = (lam I + sum w x x^T)^{-1} and b = sum x y."""
 
@@ -409,14 +456,33 @@ class EnsemblePlusPlus(LinearAgent):
     action: theta = mu + A zeta = Sigma (p + P zeta), zeta ~ reference — O(dM + d^2) per round
     (A itself is never formed).  ``init``: ``perturbation_rows`` (authors' code: A_0 =
     Sigma_0^{1/2} B, rows of B from the perturbation family) or ``gaussian_columns`` (paper).
+
+    Exact fast paths, bit for bit the plain form (tests/test_linear_agents.py): the update touches
+    only the columns of P where z is non-zero (:func:`add_outer`), and otherwise works a few seeds
+    at a time while P is in the cache, taking P zeta for the next round there (zeta from its own
+    stream, so the same numbers); a Coordinate zeta reads one column (:func:`factor_times`).
     """
 
     name = "ensemble_pp"
     distribution_params = {"reference": "vector", "perturbation": "vector"}
 
+    # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round, fitted to the plain
+    # form's timings) of each pair, as the reference's plus the perturbation's share: a least-squares
+    # fit to bench.py section 9 at d = 50, M = 1024 (the 25 pairs' times over the plain form's mean;
+    # within 36 % of each).  Coordinate and Sparse perturbations touch 1 or 2 of the M columns, a
+    # Coordinate reference's P zeta is one column.
+    MEMBER_SHARE_REFERENCE = {"gaussian": 0.35, "sphere": 0.35, "cube": 0.3, "coordinate": 0.13, "sparse": 0.3}
+    MEMBER_SHARE_PERTURBATION = {"gaussian": 0.46, "sphere": 0.46, "cube": 0.44, "coordinate": 0.0, "sparse": 0.06}
+
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
         return int(hyper(cls, spec, "M"))
+
+    @classmethod
+    def member_weight(cls, spec: dict) -> float:
+        """This pair's member work relative to the cost model's dense default (costs.py)."""
+        return (cls.MEMBER_SHARE_REFERENCE[hyper(cls, spec, "reference")]
+                + cls.MEMBER_SHARE_PERTURBATION[hyper(cls, spec, "perturbation")])
 
     def __init__(self, setting, seeds, horizon, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, noise_sd: float = 1.0, init: str = "perturbation_rows"):
@@ -434,21 +500,31 @@ class EnsemblePlusPlus(LinearAgent):
         else:
             raise ValueError(f"init must be 'perturbation_rows' or 'gaussian_columns', got {init!r}")
         self.P = Bmat / np.sqrt(prior_var)                        # Sigma_0^{-1} Sigma_0^{1/2} B
+        self.next_Pz = None                                       # P zeta of the next round, if drawn
 
-    def theta(self, zeta):
-        return bmv(self.ridge.Vinv, self.ridge.b + bmv(self.P, zeta))
+    def theta(self, zeta, Pz=None):
+        """theta = Sigma (p + P zeta) (B, d); ``Pz``: P zeta when already known."""
+        if Pz is None:
+            Pz = factor_times(self.P, zeta, self.ref == "coordinate")
+        return bmv(self.ridge.Vinv, self.ridge.b + Pz)
 
     proposes = True
 
     def propose(self, t, obs):
-        return self.theta(dist.reference(self.ref, self.zeta, self.M))
+        Pz, self.next_Pz = self.next_Pz, None
+        if Pz is None:
+            return self.theta(dist.reference(self.ref, self.zeta, self.M))
+        return self.theta(None, Pz)
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)
         s = self.noise_sd
         self.ridge.add(x / s, np.asarray(r) / s)
         z = dist.perturbation(self.pert_name, self.z, self.M)
-        self.P += (x / s)[:, :, None] * z[:, None, :]
+        # the next round's reference vector (from its own stream: the numbers propose would draw)
+        # is applied to P while the update has it in the cache; its product waits in next_Pz
+        zeta = dist.reference(self.ref, self.zeta, self.M)
+        self.next_Pz = add_outer(self.P, x / s, z, self.pert_name in dist.SPARSE_FAMILIES, zeta, self.ref == "coordinate")
 
     @property
     def factor(self) -> np.ndarray:
