@@ -9,6 +9,7 @@ from helpers import final_per_seed, run_history
 from ensemble_bandits import runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import EnsemblePlusPlus, EnsembleSampling, sherman_morrison
+from ensemble_bandits.distributions import VECTOR_FAMILIES
 from ensemble_bandits.envs import ENVIRONMENTS
 from ensemble_bandits.envs.base import Environment
 from ensemble_bandits.protocol import Setting
@@ -542,7 +543,6 @@ def test_sphere_action_is_a_uniform_direction_where_theta_is_zero():
 
 # -- Ensemble++'s fast paths: the same numbers, bit for bit, as the naive forms --------------------
 
-VECTOR_FAMILIES = ("gaussian", "sphere", "cube", "coordinate", "sparse")
 
 
 def _draws(family, B, M, seed):

@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from . import registry, shared
+from .distributions import VECTOR_FAMILIES
 from .runner import _run_batch, _run_group_batch, checkpoints, make_agent, make_env, play, simulate
 
 AGENTS = {
@@ -224,9 +225,6 @@ def shared_section(seeds: int = 4, number: int = 6):
             for mib in (1, 16):
                 us = shared_per_round(group, seeds, score_bytes=mib * 2 ** 20)
                 print(f"            shared, score block {mib:2d} MiB: {us:8.1f}  ({alone / us:.1f}x)", flush=True)
-
-
-VECTOR_FAMILIES = ("gaussian", "sphere", "cube", "coordinate", "sparse")
 
 
 def members_per_round(reference: str, perturbation: str, d: int, M: int, seeds: int = 50, rounds: int = 30,
