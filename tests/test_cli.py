@@ -58,6 +58,19 @@ def test_outside_any_project_the_cli_uses_its_own_checkout(tmp_path):
     assert f"(working in the project at {ROOT})" in res.stderr, res.stderr
 
 
+def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
+    """A shared-pass log names its cells, so each gets an equal share whichever figures were grouped;
+    a log without the names (older runs) or without its "done in" line gives nothing."""
+    from ensemble_bandits.cli import _group_log_shares
+
+    (tmp_path / "group-abc123-0-50.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\ndone in 90.0 s\n")
+    (tmp_path / "group-abc123-50-100.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\n")  # unfinished
+    (tmp_path / "group-def456-0-50.log").write_text("simulate-group: 2 cells\ndone in 10.0 s\n")       # older
+    (tmp_path / "k1-0-50.log").write_text("done in 5.0 s\n")                                            # per cell
+    assert _group_log_shares(str(tmp_path)) == {("k1", "0", "50"): 30.0, ("k2", "0", "50"): 30.0,
+                                                 ("k3", "0", "50"): 30.0}
+
+
 def test_project_root_walks_up_and_knows_a_non_project(tmp_path):
     assert project_root(ROOT / "src" / "ensemble_bandits") == ROOT
     (tmp_path / "config").mkdir()

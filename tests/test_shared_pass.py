@@ -145,7 +145,7 @@ def test_cost_model_knows_the_shared_pass(entries, config):
         assert costs.cell_cost_seconds(s["cell"], 50, shared=True) == costs.cell_cost_seconds(s["cell"], 50)
 
 
-def test_cli_simulate_group_writes_the_run_files_of_cli_simulate(tmp_path):
+def test_cli_simulate_group_writes_the_run_files_of_cli_simulate(tmp_path, capsys):
     import json
 
     from ensemble_bandits import cli
@@ -154,6 +154,7 @@ def test_cli_simulate_group_writes_the_run_files_of_cli_simulate(tmp_path):
     cells = [{"env": env, "agent": a, "horizon": 30} for a in ({"name": "lints"}, {"name": "ensemble_pp", "M": 4})]
     outs = [str(tmp_path / f"g{i}" / "seeds-2-5.npz") for i in range(2)]
     cli.main(["simulate-group", "--cells", json.dumps(cells), "--seeds", "2", "5", "--out", *outs])
+    assert "\ncells: g0 g1\n" in capsys.readouterr().err          # its log names its cells, for `timings`
     for i, (cell, out) in enumerate(zip(cells, outs)):
         alone = str(tmp_path / f"a{i}" / "seeds-2-5.npz")
         cli.main(["simulate", "--cell", json.dumps(cell), "--seeds", "2", "5", "--out", alone])

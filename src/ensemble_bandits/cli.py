@@ -74,6 +74,9 @@ def cmd_simulate_group(args):
     t0 = time.perf_counter()
     print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
           f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
+    # the cells' keys, so that `timings` can share this job's time among them whatever the grouping
+    print(f"cells: {' '.join(os.path.basename(os.path.dirname(out)) for out in args.out)}", file=sys.stderr,
+          flush=True)
     for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True, data_dir=args.data_dir),
                                args.out):
         write_columns_atomic(cols, out)
@@ -172,10 +175,12 @@ def cmd_timings(args):
                          f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
-    # a shared-pass job logs once for its group: each of its cells counts an equal share
+    # a shared-pass job logs once for its group: each of its cells counts an equal share.  Its log
+    # names its cells (`cells:` line); older logs are matched to the groups of all figures together.
     figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
     group_of = {key: g for g in registry.shared_groups(list(figs.values()), config.get("shared_pass_group", 64))
                 for key in g["keys"]}
+    shared_secs = _group_log_shares(logs)
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
     grand, any_logged = 0.0, False
     for fid in args.ids or sorted(entries):
@@ -184,6 +189,10 @@ def cmd_timings(args):
         secs, found = 0.0, 0
         for f in runs:
             key, start, end = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f).groups()
+            if (key, start, end) in shared_secs:
+                secs += shared_secs[key, start, end]
+                found += 1
+                continue
             share, log = 1, paths.simulate_log(args.scale, key, start, end)
             if not os.path.exists(log) and key in group_of:
                 share = len(group_of[key]["keys"])
@@ -199,6 +208,25 @@ def cmd_timings(args):
     print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
     if not any_logged:
         print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
+
+
+def _group_log_shares(log_dir) -> dict:
+    """(key, start, end) -> CPU seconds, an equal share of its shared-pass job, from the group logs
+    that name their cells (a `cells:` line before `done in ... s`)."""
+    import re
+
+    shares = {}
+    for name in sorted(os.listdir(log_dir)):
+        block = re.fullmatch(r"group-\w+-(\d+)-(\d+)\.log", name)
+        if not block:
+            continue
+        text = open(os.path.join(log_dir, name)).read()
+        keys, done = re.search(r"^cells: (.+)$", text, re.M), re.search(r"done in ([0-9.]+) s", text)
+        if keys and done:
+            keys = keys.group(1).split()
+            for key in keys:
+                shares[key, block.group(1), block.group(2)] = float(done.group(1)) / len(keys)
+    return shares
 
 
 def cmd_estimate(args):
