@@ -543,8 +543,6 @@ def test_sphere_action_is_a_uniform_direction_where_theta_is_zero():
 
 # -- Ensemble++'s fast paths: the same numbers, bit for bit, as the naive forms --------------------
 
-
-
 def _draws(family, B, M, seed):
     from ensemble_bandits import distributions as dist
     from ensemble_bandits.rng import Streams

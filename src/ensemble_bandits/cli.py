@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -22,6 +23,7 @@ from .aggregate import CacheError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
+DONE_IN = re.compile(r"done in ([0-9.]+) s")          # a simulate job's last log line: its CPU seconds
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
 
@@ -166,8 +168,6 @@ def cmd_report(args):
 
 def cmd_timings(args):
     """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s")."""
-    import re
-
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
@@ -198,7 +198,7 @@ def cmd_timings(args):
                 share = len(group_of[key]["keys"])
                 log = paths.simulate_log(args.scale, f"group-{group_of[key]['id']}", start, end)
             if os.path.exists(log):
-                hit = re.search(r"done in ([0-9.]+) s", open(log).read())
+                hit = DONE_IN.search(open(log).read())
                 if hit:
                     secs += float(hit.group(1)) / share
                     found += 1
@@ -213,15 +213,13 @@ def cmd_timings(args):
 def _group_log_shares(log_dir) -> dict:
     """(key, start, end) -> CPU seconds, an equal share of its shared-pass job, from the group logs
     that name their cells (a `cells:` line before `done in ... s`)."""
-    import re
-
     shares = {}
     for name in sorted(os.listdir(log_dir)):
         block = re.fullmatch(r"group-\w+-(\d+)-(\d+)\.log", name)
         if not block:
             continue
         text = open(os.path.join(log_dir, name)).read()
-        keys, done = re.search(r"^cells: (.+)$", text, re.M), re.search(r"done in ([0-9.]+) s", text)
+        keys, done = re.search(r"^cells: (.+)$", text, re.M), DONE_IN.search(text)
         if keys and done:
             keys = keys.group(1).split()
             for key in keys:
