@@ -46,7 +46,7 @@ from .. import distributions as dist
 from ..catalog import hyper
 from ..protocol import AgentClass, Setting
 from ..rng import Streams
-from .torch_common import from_stream, linear, matmul, torch_device, torch_dtype
+from .torch_common import FlatAdam, from_stream, linear, matmul, torch_device, torch_dtype
 
 LOSSES = {"mse": 1, "ce": 2}           # loss -> number of outputs C
 PRIOR_INITS = ("sphere_rows", "xavier")  # Ensemble++ prior P0: unit rows in R^M ("sDB"), or xavier-normal
@@ -329,10 +329,8 @@ class NeuralAgent(AgentClass):
         raise NotImplementedError
 
     def make_optimizer(self):
-        for p in self.trainable():
-            p.requires_grad_(True)
-        # Adam is elementwise, hence per seed (batch-split bit-identity); foreach showed no gain on CPU
-        self.opt = self.torch.optim.Adam(self.trainable(), lr=self.lr, weight_decay=0.0, foreach=False)
+        # Adam is elementwise, hence per seed (batch-split bit-identity); one flat buffer for all tensors
+        self.opt = FlatAdam(self.trainable(), lr=self.lr)
 
     # ---- acting -----------------------------------------------------------------------------
     def act_index(self) -> np.ndarray | None:
@@ -404,8 +402,8 @@ class NeuralAgent(AgentClass):
         y = self.Y.view(B * cap).index_select(0, flat).view(B, n)
         z = self.Z.view(B * cap, -1).index_select(0, flat).view(B, n, -1)
         xi = self.update_indices(self.batch_size)
-        self.opt.param_groups[0]["weight_decay"] = self.wd / self.n_buf
-        self.opt.zero_grad(set_to_none=True)
+        self.opt.weight_decay = self.wd / self.n_buf
+        self.opt.zero_grad()
         loss = self.batch_loss(x, y, z, xi)
         loss.backward()
         self.opt.step()
