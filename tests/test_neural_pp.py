@@ -297,6 +297,30 @@ def test_batch_split_is_bit_identical_on_cpu(name):
     assert whole.steps > 0
 
 
+def test_epinet_is_batch_invariant_at_the_papers_sizes():
+    """EpiNet at d = 100, D = 64, M = 8, minibatch 128 x 16 index vectors (the sizes where its prior's
+    einsum rounded differently with the batch): seed 1 alone and in a batch of three, bit for bit."""
+    T = 170
+    def run(seeds):
+        e = ENVIRONMENTS["epp_quadratic"](seeds, d=100, n_arms=50, pool=1000)
+        a = AGENTS["epinet"](e.setting, seeds, T, M=8)
+        return a, np.stack([r.arms for r in play(e, a, T)], axis=1)
+    (batch, arms3), (alone, arms1) = run([0, 1, 2]), run([1])
+    assert alone.steps == T - 127 and np.array_equal(arms3[1], arms1[0])
+    for p, q in zip(batch.trainable(), alone.trainable()):
+        assert torch.equal(p[1:2].detach(), q.detach())
+
+
+def test_algorithms_stamp_names_a_revised_agent_class():
+    from ensemble_bandits.runner import algorithms_stamp
+    from ensemble_bandits import ALGORITHMS_VERSION
+
+    assert npp.EpiNetNeural.revision == 1
+    assert algorithms_stamp({"agent": {"name": "epinet"}}) == f"{ALGORITHMS_VERSION}; epinet revision 1"
+    assert algorithms_stamp({"agent": {"name": "ensemble_pp_neural"}}) == ALGORITHMS_VERSION
+    assert algorithms_stamp({"experiment": {"name": "x"}}) == ALGORITHMS_VERSION
+
+
 @pytest.mark.parametrize("name", sorted(AGENT_KW))
 def test_classification_loss_and_float32_run(name):
     a, arms = _run(name, [0, 1], env="epp_neural", loss="ce", **_kw(name))

@@ -46,6 +46,7 @@ class AgentClass:
     name = "agent"
     uses_accelerator = False
     batch_invariant = True      # False: the runner plays one seed per batch (see runner.batch_size)
+    revision = 0                # bumped when a change alters this class's numbers: reruns its cells only
     distribution_params: dict = {}
     action_spaces: tuple[str, ...] = tuple(ACTION_SPACES)
 

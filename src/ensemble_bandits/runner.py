@@ -121,6 +121,16 @@ def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarra
     return pts[(pts >= 1) & (pts <= horizon)]
 
 
+def algorithms_stamp(cell: dict) -> str:
+    """The version of the numbers a cell's run gives: the library's ALGORITHMS_VERSION and, when its
+    agent class has been revised since (``revision`` > 0), that class's revision."""
+    from . import ALGORITHMS_VERSION
+
+    cls = AGENTS.get(cell.get("agent", {}).get("name"))
+    revision = getattr(cls, "revision", 0)
+    return f"{ALGORITHMS_VERSION}; {cls.name} revision {revision}" if revision else ALGORITHMS_VERSION
+
+
 def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
     """Seeds per numpy batch, bounded by a rough memory estimate of the cell; 1 for an agent class
     whose batched arithmetic is not bit-invariant to the batch (``batch_invariant = False``), so that

@@ -6,7 +6,7 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, costs, data, envs, paths, registry, validation
+from ensemble_bandits import ALGORITHMS_VERSION, costs, data, envs, paths, registry, runner, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -309,12 +309,12 @@ def device_option(w):
 
 
 def algorithms_stamp(w):
-    """The library's algorithm version; for a timing job also its timed runs per seed."""
+    """The version of the cell's numbers (runner.algorithms_stamp: the library's, and its agent class's
+    revision if any); for a timing job also its timed runs per seed."""
+    c = cell(w.scale, w.key)
     if not timing_job(w):
-        return ALGORITHMS_VERSION
-    from ensemble_bandits.runner import timing_repeats
-
-    return f"{ALGORITHMS_VERSION}; timing: median of {timing_repeats(cell(w.scale, w.key))} runs per seed, run alone"
+        return runner.algorithms_stamp(c)
+    return f"{runner.algorithms_stamp(c)}; timing: median of {runner.timing_repeats(c)} runs per seed, run alone"
 
 
 # Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says

@@ -69,7 +69,7 @@ for _group in SHARED_GROUPS:
         params:
             logged=LOGGED,
             cells=shlex.quote(json.dumps(_group["cells"], sort_keys=True)),
-            algorithms=ALGORITHMS_VERSION,
+            algorithms=" | ".join(sorted({runner.algorithms_stamp(c) for c in _group["cells"]})),
             data=lambda w, g=_group: cell_data_option(g["cells"][0]),
         shell:
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "

@@ -264,6 +264,7 @@ class NeuralAgent(AgentClass):
             self._z = self.streams("perturbation", dist.vector_kind(self.buffer_family))
         self.record = None                     # a list to append (what, numpy draw) to, for tests
         self.steps = 0
+        self._seen = self._seen_x = None        # the last Observation and its features as a tensor
 
     # ---- randomness -------------------------------------------------------------------------
     def tensor(self, a):
@@ -346,11 +347,18 @@ class NeuralAgent(AgentClass):
             return out[..., 0]
         return out[..., 1] - out[..., 0] if self.rank_by == "prob" else out[..., 1]
 
+    def features(self, obs):
+        """The arm features of ``obs`` as a tensor, converted once per Observation: a fixed arm set is
+        the same Observation every round (protocol.Observation), e.g. all 10,000 actions of epp-fig4."""
+        if obs is not self._seen:
+            self._seen, self._seen_x = obs, self.tensor(obs.features)
+        return self._seen_x
+
     def select(self, t, obs):
         torch = self.torch
         zeta = self.act_index()
         with torch.no_grad():
-            s = self.scores(self.tensor(obs.features), None if zeta is None else self.tensor(zeta))
+            s = self.scores(self.features(obs), None if zeta is None else self.tensor(zeta))
             return torch.argmax(s, dim=1).cpu().numpy()
 
     # ---- learning ---------------------------------------------------------------------------
@@ -652,9 +660,8 @@ class EpiNetNeural(IndexedHeadsNeural):
     targets Y + noise_scale <z, z_buf>; cross-entropy on logits for ``loss: ce`` (A18)."""
 
     name = "epinet"
-    # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
-    # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
-    batch_invariant = False
+    # 1: batched (its prior's einsum, whose rounding depended on the batch, is a multiply-and-sum)
+    revision = 1
     buffer_family = "sphere"
     EPI, PRIOR = 15, 5
 
@@ -724,7 +731,7 @@ class EpiNetNeural(IndexedHeadsNeural):
         with torch.no_grad():
             P1, P2, P3 = self.prior
             p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
-            p = torch.einsum("bnmj,bmij->bnmi", p, P2).relu()
+            p = (p.unsqueeze(3) * P2.unsqueeze(1)).sum(-1).relu()      # (B, n, M, P): einsum is not batch-invariant
             p = (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)             # (B, n, M, C): C may be 1, no gemv
             prior = matmul(xi, p)                                                                   # (B, n, k, C)
         out = base[:, :, None, :] + self.post_scale * epi + self.prior_scale * prior
