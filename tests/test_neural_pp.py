@@ -493,13 +493,18 @@ def test_batched_epinet_matches_a_per_seed_reference():
             assert torch.allclose(p.detach(), q.detach(), rtol=0, atol=1e-10)
 
 
-def test_batched_lmcts_matches_a_per_seed_langevin_reference():
-    """Full-history squared loss, num_iter Langevin steps per round with beta_k = sqrt(k + 5) beta_inv,
-    lr = base_lr / round every decay_step rounds, the weight-decay term -2 wd theta."""
-    seeds, T, lr, beta_inv, wd, num_iter, decay = [0, 1], 7, 0.05, 0.5, 0.001, 2, 3
+@pytest.mark.parametrize("variant", ["final", "sqrt_k"])
+def test_batched_lmcts_matches_a_per_seed_langevin_reference(variant):
+    """Full-history squared loss, num_iter Langevin steps per round, lr = base_lr / round every
+    decay_step rounds.  final: the loss summed over the data, theta - lr_t (grad + wd theta + temp xi),
+    temp = sqrt(2 beta_inv d log T / lr_0); sqrt_k: the mean loss, beta_k = sqrt(k + 5) beta_inv and
+    the weight-decay term -2 wd theta."""
+    seeds, T, lr, wd, num_iter, decay = [0, 1], 7, 0.05, 0.001, 2, 3
+    beta_inv = 1e-4 if variant == "final" else 0.5                  # noise of a moderate size in both
     e = _env("epp_quadratic", seeds, instance="per_seed")
     a = AGENTS["lmcts"](e.setting, seeds, T, hidden=8, dtype="float64", lr=lr, beta_inv=beta_inv, weight_decay=wd,
-                        num_iter=num_iter, decay_step=decay)
+                        num_iter=num_iter, decay_step=decay, variant=variant)
+    temp = np.sqrt(2 * beta_inv * e.setting.d * np.log(T) / lr)
     nets = [[p[b].detach().clone() for p in a.layers] for b in range(len(seeds))]
     hist = [[] for _ in seeds]
     k, cur_lr = 0, lr
@@ -519,14 +524,17 @@ def test_batched_lmcts_matches_a_per_seed_langevin_reference():
             hist[b].append((feats[rnd.arms[b]], float(rnd.rewards[b])))
             for j, noise in enumerate(noises):
                 params = [p.clone().requires_grad_(True) for p in nets[b]]
-                loss = sum((y - f(params, x)[0]) ** 2 for x, y in hist[b]) / len(hist[b])
-                grads = torch.autograd.grad(loss, params)
+                loss = sum((y - f(params, x)[0]) ** 2 for x, y in hist[b])
+                grads = torch.autograd.grad(loss if variant == "final" else loss / len(hist[b]), params)
                 beta = np.sqrt(k + j + 1 + 5) * beta_inv
                 off, new = 0, []
                 for p, g in zip(nets[b], grads):
                     xi = torch.tensor(noise[b, off:off + p.numel()]).reshape(p.shape)
                     off += p.numel()
-                    new.append(p - cur_lr * g + np.sqrt(2 * cur_lr / beta) * xi - 2 * wd * p)
+                    if variant == "final":
+                        new.append(p - cur_lr * (g + wd * p + temp * xi))
+                    else:
+                        new.append(p - cur_lr * g + np.sqrt(2 * cur_lr / beta) * xi - 2 * wd * p)
                 nets[b] = new
         k += num_iter
     assert a.steps == T * num_iter

@@ -740,16 +740,26 @@ class EpiNetNeural(IndexedHeadsNeural):
 
 class LMCTSNeural(NeuralAgent):
     """LMC-TS (Xu et al. 2022; spec §2.10, A27): after every round (every ``reduce`` rounds), ``num_iter``
-    Langevin steps on the squared (mean) loss over the *full* history,
-    theta <- theta - lr grad - 2 weight_decay theta + sqrt(2 lr / beta_k) sigma xi, xi ~ N(0, I),
-    beta_k = sqrt(k + 5) beta_inv (k: the optimiser's step count; the official ``LangevinMC``), and
-    greedy action on the current network.  Network: the 64-64 ReLU trunk plus Linear(D -> C) with bias
-    (``hidden``; ``layers``/``activation`` give the official [20, 20, 20] LeakyReLU variant).
-    ``lr_decay`` (default true): lr = base_lr / round every ``decay_step`` = 20 rounds, as the spec
-    describes the official schedule (its code sets an attribute the optimiser never reads: ``lr_decay:
-    false`` is its effective behaviour).  Its per-round cost grows with t: that is what epp-fig9c shows."""
+    Langevin steps on the squared loss over the *full* history, and greedy action on the current
+    network.  Network: the 64-64 ReLU trunk plus Linear(D -> C) with bias (``hidden``;
+    ``layers``/``activation`` give the official [20, 20, 20] LeakyReLU variant).  ``lr_decay`` (default
+    true): lr = base_lr / round every ``decay_step`` = 20 rounds.  Its per-round cost grows with t: that
+    is what epp-fig9c shows.  ``variant``, the Langevin step (the official repository changed it):
+
+    - ``final`` (default; devzhk/LMCTS ``algo/langevin.py`` and ``train_utils/helper.py`` in their last
+      form): the loss summed over the history (``MSELoss(reduction='sum')``), inverse temperature
+      beta^-1 = ``beta_inv`` d log T, and theta <- theta - lr_t (grad + weight_decay theta +
+      sqrt(2 beta^-1 / lr_0) sigma xi), the noise scale fixed at the initial lr; ``weight_decay`` 2
+      (the helper's) unless given;
+    - ``sqrt_k`` (the earlier ``LangevinMC`` the spec quotes): the mean loss and theta <- theta - lr grad
+      - 2 weight_decay theta + sqrt(2 lr / beta_k) sigma xi, beta_k = sqrt(k + 5) ``beta_inv`` (k: the
+      step count); ``weight_decay`` 0 unless given.  With the official configs' beta_inv (0.01, 1e-4,
+      1e-6) its noise outgrows the network: the weights reach NaN within 300 rounds on all three
+      epp-fig9c panels, and argmax then always picks arm 0."""
 
     name = "lmcts"
+    revision = 1                # 1: the official final Langevin step (variant "final"; was "sqrt_k")
+    VARIANTS = ("final", "sqrt_k")
     # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
     # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
     batch_invariant = False
@@ -780,11 +790,15 @@ class LMCTSNeural(NeuralAgent):
 
     def __init__(self, setting, seeds, horizon, hidden: int = 64, layers: list | None = None,
                  activation: str = "relu", loss: str = "mse", lr: float = 1e-3, beta_inv: float = 0.01,
-                 sigma: float = 1.0, weight_decay: float = 0.0, num_iter: int = 50, reduce: int = 1,
-                 lr_decay: bool = True, decay_step: int = 20, rank_by: str = "prob", dtype: str = "float32",
-                 device: str = "cpu"):
+                 sigma: float = 1.0, weight_decay: float | None = None, num_iter: int = 50, reduce: int = 1,
+                 lr_decay: bool = True, decay_step: int = 20, variant: str = "final", rank_by: str = "prob",
+                 dtype: str = "float32", device: str = "cpu"):
         if activation not in ("relu", "leaky_relu"):
             raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+        if variant not in self.VARIANTS:
+            raise ValueError(f"variant must be one of {self.VARIANTS}, got {variant!r}")
+        if weight_decay is None:
+            weight_decay = 2.0 if variant == "final" else 0.0
         if not layers and int(hidden) < 1:
             raise ValueError("LMC-TS needs hidden >= 1 (or layers): it has no trunk-free variant")
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, weight_decay=weight_decay,
@@ -796,6 +810,9 @@ class LMCTSNeural(NeuralAgent):
         self.activation = activation
         self.beta_inv, self.sigma, self.num_iter, self.reduce = float(beta_inv), float(sigma), int(num_iter), int(reduce)
         self.base_lr, self.lr_decay, self.decay_step = float(lr), bool(lr_decay), int(decay_step)
+        self.variant = variant
+        # "final": the noise scale of the gradient, fixed at the initial lr (beta^-1 = beta_inv d log T)
+        self.temp = math.sqrt(2.0 * self.beta_inv * self.d * math.log(self.T) / self.base_lr) * self.sigma
         self._langevin = self.streams("langevin", "normal", block=1 << 16)
         self.n_weights = int(sum(p[0].numel() for p in self.layers))
         self.rounds = 0
@@ -831,17 +848,23 @@ class LMCTSNeural(NeuralAgent):
         torch = self.torch
         for p in self.layers:
             p.grad = None
-        self.batch_loss(X, Y, None, None).backward()
+        loss = self.batch_loss(X, Y, None, None)                      # sum over seeds of each seed's mean
+        (loss * X.shape[1] if self.variant == "final" else loss).backward()     # "final": summed over data
         self.steps += 1
-        beta = math.sqrt(self.steps + 5) * self.beta_inv
         noise = self._drawn("langevin", self._langevin.take(self.n_weights))
-        scale = math.sqrt(2.0 * self.lr / beta) * self.sigma
+        scale = math.sqrt(2.0 * self.lr / (math.sqrt(self.steps + 5) * self.beta_inv)) * self.sigma
         off = 0
         with torch.no_grad():
             for p in self.layers:
                 m = p[0].numel()
                 xi = self.tensor(noise[:, off:off + m]).reshape(p.shape)
                 off += m
+                if self.variant == "final":
+                    g = p.grad + self.temp * xi
+                    if self.wd:
+                        g.add_(p, alpha=self.wd)
+                    p.add_(g, alpha=-self.lr)
+                    continue
                 delta = -self.lr * p.grad + scale * xi
                 if self.wd:
                     delta.add_(p, alpha=-2.0 * self.wd)
