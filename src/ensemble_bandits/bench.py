@@ -330,6 +330,33 @@ def neural_figures():
     return out
 
 
+def measured_hours(fig: dict, per_job: int = 10, rounds: int = 10, device: str = "cpu") -> tuple[float, int]:
+    """CPU-hours of a neural figure's paper-scale cells from a timed sample: each distinct cell played
+    with one job's seeds (``per_job``) up to its first gradient steps, ``rounds`` rounds after them
+    timed, times its horizon and number of jobs.  Cells whose cost grows with t (LMC-TS: the whole
+    history) or that run seed by seed are left out: (hours, cells left out)."""
+    from .agents import AGENTS
+
+    total, left_out, seen = 0.0, 0, {}
+    for cell in registry.all_cells([fig]).values():
+        cls = AGENTS[cell["agent"]["name"]]
+        if cls.name == "lmcts" or not getattr(cls, "batch_invariant", True):
+            left_out += 1
+            continue
+        n_seeds = next(s["seeds"] for s in fig["series"] if s["cell"] is cell or s["cell"] == cell)
+        key = registry.cell_key(cell)
+        if key not in seen:
+            ids, T = list(range(min(per_job, n_seeds))), int(cell["horizon"])
+            env = make_env(cell["env"], ids)
+            agent_spec = {**cell["agent"], **({} if device == "cpu" else {"device": device})}
+            agent = make_agent(agent_spec, env.setting, ids, T)
+            skip = int(getattr(agent, "update_start", 1))
+            seen[key] = _round_time(play(env, agent, T), skip, rounds) / rounds
+            del env, agent
+        total += seen[key] * cell["horizon"] * -(-n_seeds // per_job)
+    return total / 3600, left_out
+
+
 def neural_section(device: str = "cpu"):
     """Section 7: neural Ensemble++ ms per round, Neural-ES cost growth with t, paper-scale CPU-hours."""
     from . import costs
@@ -347,10 +374,17 @@ def neural_section(device: str = "cpu"):
     early, late = cost[1_000], cost[10_000]
     print(f"   Neural-ES (m = 10, 100 GD steps, d = 20, K = 50, 10 seeds), ms per (instance, round): t ~ 10^3 "
           f"{early / 1e3:.2f}, t ~ 10^4 {late / 1e3:.2f}, ratio {late / early:.2f} (goal <= 1.5)", flush=True)
-    print("   paper scale, CPU-hours of this machine by the cost model (cli estimate):", flush=True)
+    print("   paper scale, CPU-hours of this machine: by the cost model (cli estimate), and for the epp synthetic "
+          "figures also measured (10 rounds after the first gradient step, one job's 10 seeds, times the horizon "
+          "and the jobs; LMC-TS cells left out: their rounds grow with t)", flush=True)
     for fid, fig in neural_figures().items():
         secs = costs.cost_summary(costs.run_costs([fig], 50))["seconds"]
-        print(f"     {fid:14s} {secs / 3600:8.1f}", flush=True)
+        line = f"     {fid:14s} model {secs / 3600:8.1f}"
+        if fid.startswith("epp-") and not any(c["env"]["name"] in ("uci_classification", "hate_speech")
+                                               for c in registry.all_cells([fig]).values()):
+            hours, left_out = measured_hours(fig, device=device)
+            line += f"   measured {hours:6.1f}" + (f" (+ {left_out} LMC-TS cells)" if left_out else "")
+        print(line, flush=True)
 
 
 def _stand_in_features(cache_dir) -> None:
