@@ -398,8 +398,9 @@ def _stand_in_features(cache_dir) -> None:
         np.savez(fh, features=feats, sha256=c.sha256)
 
 
-def text_section():
-    """Section 8: per-round cost of the text bandit's heads and backbones; paper-scale CPU-hours."""
+def text_section(device: str = "cpu"):
+    """Section 8: per-round cost of the text bandit's heads and backbones (on ``device``); paper-scale
+    CPU-hours."""
     import tempfile
 
     import torch
@@ -410,7 +411,7 @@ def text_section():
     torch.set_num_threads(1)
     entries = registry.load_registry()
     data_dir = str((project_root() or Path.cwd()) / "resources" / "data")
-    print("\n8. the text bandit (1 thread), milliseconds per round and seed, 4 seeds batched", flush=True)
+    print(f"\n8. the text bandit on {device} (1 thread), milliseconds per round and seed, 4 seeds batched", flush=True)
     with tempfile.TemporaryDirectory() as cache:
         _stand_in_features(cache)
         for fid, rounds, skip in (("epp-fig3d", 400, 100), ("epp-fig16", 20, 25)):
@@ -420,7 +421,8 @@ def text_section():
                 env_spec = dict(cell["env"], cache_dir=cache) if cell["env"].get("features") != "tokens" else cell["env"]
                 ids = list(range(4))
                 env = make_env(env_spec, ids, data_dir)
-                agent = make_agent(cell["agent"], env.setting, ids, skip + rounds)
+                agent_spec = {**cell["agent"], **({} if device == "cpu" else {"device": device})}
+                agent = make_agent(agent_spec, env.setting, ids, skip + rounds)
                 ms = 1e3 * _round_time(play(env, agent, skip + rounds), skip, rounds) / (rounds * len(ids))
                 print(f"   {fid:10s} {series['panel'][:18]:18s} {series['curve']:22s} {ms:8.2f}", flush=True)
     print("   paper scale, CPU-hours by the cost model (cli estimate; it over-estimates these cells 2-5x):",
@@ -438,7 +440,7 @@ def main(argv=None):
     p.add_argument("--neural", action="store_true", help="the neural agents only (section 7)")
     p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
     p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of section 7")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of sections 7 and 8")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -450,7 +452,7 @@ def main(argv=None):
         neural_section(args.device)
         return
     if args.text:
-        text_section()
+        text_section(args.device)
         return
     if args.members:
         members_section()
@@ -480,7 +482,7 @@ def main(argv=None):
               f"CPU-hours", flush=True)
     shared_section()
     neural_section(args.device)
-    text_section()
+    text_section(args.device)
     members_section()
 
 
