@@ -17,7 +17,8 @@
    Ensemble++ on the quadratic bandit (d = 100, 50 of 1,000 arms offered, M = 8, 10 seeds batched),
    milliseconds per round including its gradient steps; Neural-ES (m = 10, 100 GD steps, d = 20,
    K = 50, 10 seeds) per round at t ~ 10^3 and t ~ 10^4 and their ratio (per-arm statistics; goal
-   <= 1.5); and the cost model's paper-scale CPU-hours of every neural figure.
+   <= 1.5); and the cost model's paper-scale CPU-hours of every neural figure, beside, for the epp
+   synthetic figures, the hours measured on a sample of rounds of each cell (measured_hours).
 
 8. the text bandit (also alone: --text): milliseconds per round and seed of the epp-fig3d heads on
    frozen features (features cached once per corpus, here random stand-ins of the right shape) and of
