@@ -375,9 +375,10 @@ def neural_section(device: str = "cpu"):
     early, late = cost[1_000], cost[10_000]
     print(f"   Neural-ES (m = 10, 100 GD steps, d = 20, K = 50, 10 seeds), ms per (instance, round): t ~ 10^3 "
           f"{early / 1e3:.2f}, t ~ 10^4 {late / 1e3:.2f}, ratio {late / early:.2f} (goal <= 1.5)", flush=True)
-    print("   paper scale, CPU-hours of this machine: by the cost model (cli estimate), and for the epp synthetic "
-          "figures also measured (10 rounds after the first gradient step, one job's 10 seeds, times the horizon "
-          "and the jobs; LMC-TS cells left out: their rounds grow with t)", flush=True)
+    print(f"   paper scale, hours: CPU-hours of this machine by the cost model (cli estimate), and for the epp "
+          f"synthetic figures measured on {device} (hours of one process: 10 rounds after the first gradient step, "
+          f"one job's 10 seeds, times the horizon and the jobs; LMC-TS cells left out: their rounds grow with t)",
+          flush=True)
     for fid, fig in neural_figures().items():
         secs = costs.cost_summary(costs.run_costs([fig], 50))["seconds"]
         line = f"     {fid:14s} model {secs / 3600:8.1f}"
