@@ -133,6 +133,20 @@ def test_heatmap_unnormalised(tmp_path):
     _check(plotting.render("heatmap", df, spec, tmp_path / "h.pdf", tmp_path / "h.png"), tmp_path)
 
 
+def test_min_ensemble_size_draws_the_grid_panels_on_one_axis():
+    """epp-fig2b's derived table has one row per simulated (d, |X|) panel: M_min against d is one axis
+    with a line per |X| (not one axis per panel); a table with several rows per panel keeps its panels."""
+    from ensemble_bandits.plotting import min_ensemble_size
+
+    df, spec = plotting.demo("min_ensemble_size")
+    df["panel"] = [f"d = {d}, |X| = {n}" for d, n in zip(df["d"], df["n_arms"])]
+    spec = {**spec, "panels": list(df["panel"])}
+    fig = min_ensemble_size.draw(df, spec, {})
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 3 + 1            # 3 |X| lines and the fit
+    df["panel"] = np.where(df["n_arms"] == 100, "a", "b")
+    assert len(min_ensemble_size.draw(df, {**spec, "panels": ["a", "b"]}, {}).axes) == 2
+
+
 def test_errors(tmp_path):
     with pytest.raises(ValueError, match="known kinds: regret_curves"):
         plotting.render("scatter", None, None, tmp_path / "x.pdf", tmp_path / "x.png")

@@ -26,7 +26,11 @@ def draw(df, spec, plot):
     kind = "min_ensemble_size"
     xcol, ycol, gcol = plot.get("x", "d"), plot.get("y", "M_min"), plot.get("group", "n_arms")
     require(df, [xcol, ycol, gcol], kind)
-    df, panels = panel_column(df, spec)
+    if "panel" in df.columns and len(df) and df.groupby("panel").size().max() == 1:
+        # one row per simulated panel: the panels are the grid over x and group, drawn on one axis
+        df, panels = df.drop(columns="panel").assign(panel=""), [""]
+    else:
+        df, panels = panel_column(df, spec)
     groups = sorted_values(df[gcol])
     pal = palette(len(groups))
     outside = plot.get("legend_loc", "outside") == "outside"
