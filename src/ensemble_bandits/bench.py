@@ -331,30 +331,33 @@ def neural_figures():
     return out
 
 
+def _on(agent_spec: dict, device: str) -> dict:
+    """``agent_spec`` run on the torch ``device`` (the spec itself on the CPU, the default)."""
+    return agent_spec if device == "cpu" else {**agent_spec, "device": device}
+
+
 def measured_hours(fig: dict, per_job: int = 10, rounds: int = 10, device: str = "cpu") -> tuple[float, int]:
     """CPU-hours of a neural figure's paper-scale cells from a timed sample: each distinct cell played
     with one job's seeds (``per_job``) up to its first gradient steps, ``rounds`` rounds after them
-    timed, times its horizon and number of jobs.  Cells whose cost grows with t (LMC-TS: the whole
-    history) or that run seed by seed are left out: (hours, cells left out)."""
+    timed, times its horizon and number of jobs.  Cells that run seed by seed are left out (LMC-TS,
+    whose rounds also grow with t: the whole history): (hours, cells left out)."""
     from .agents import AGENTS
 
-    total, left_out, seen = 0.0, 0, {}
-    for cell in registry.all_cells([fig]).values():
-        cls = AGENTS[cell["agent"]["name"]]
-        if cls.name == "lmcts" or not getattr(cls, "batch_invariant", True):
+    total, left_out, seen = 0.0, 0, set()
+    for s in fig["series"]:
+        cell, n_seeds = s["cell"], s["seeds"]
+        if s["key"] in seen:
+            continue
+        seen.add(s["key"])
+        if not getattr(AGENTS[cell["agent"]["name"]], "batch_invariant", True):
             left_out += 1
             continue
-        n_seeds = next(s["seeds"] for s in fig["series"] if s["cell"] is cell or s["cell"] == cell)
-        key = registry.cell_key(cell)
-        if key not in seen:
-            ids, T = list(range(min(per_job, n_seeds))), int(cell["horizon"])
-            env = make_env(cell["env"], ids)
-            agent_spec = {**cell["agent"], **({} if device == "cpu" else {"device": device})}
-            agent = make_agent(agent_spec, env.setting, ids, T)
-            skip = int(getattr(agent, "update_start", 1))
-            seen[key] = _round_time(play(env, agent, T), skip, rounds) / rounds
-            del env, agent
-        total += seen[key] * cell["horizon"] * -(-n_seeds // per_job)
+        ids, T = list(range(min(per_job, n_seeds))), int(cell["horizon"])
+        env = make_env(cell["env"], ids)
+        agent = make_agent(_on(cell["agent"], device), env.setting, ids, T)
+        skip = int(getattr(agent, "update_start", 1))
+        total += _round_time(play(env, agent, T), skip, rounds) / rounds * T * -(-n_seeds // per_job)
+        del env, agent
     return total / 3600, left_out
 
 
@@ -365,13 +368,12 @@ def neural_section(device: str = "cpu"):
     import torch
 
     torch.set_num_threads(1)        # as in the workflow's jobs (OMP_NUM_THREADS=1): one core each
-    dev = {} if device == "cpu" else {"device": device}
     print(f"\n7. neural agents on {device} (torch {torch.__version__}, 1 thread)", flush=True)
-    ms = ms_per_round(EPP_QUADRATIC, {**ENSEMBLE_PP_NEURAL, **dev}, seeds=10, rounds=200, skip=100)
+    ms = ms_per_round(EPP_QUADRATIC, _on(ENSEMBLE_PP_NEURAL, device), seeds=10, rounds=200, skip=100)
     print(f"   Ensemble++ (M = 8), quadratic bandit d = 100, 10 seeds batched: {ms:.2f} ms per round incl. its "
           f"gradient steps (goal <= 1.5); a 10^5-round curve of 10 seeds: {ms * 1e5 / 60e3:.1f} min", flush=True)
     env = {"name": "glmes_quadratic", "d": 20, "n_arms": 50, "noise_sd": 0.5}
-    cost = per_round_growth(env, {**NEURAL_ES, **dev}, seeds=10, rounds=5)
+    cost = per_round_growth(env, _on(NEURAL_ES, device), seeds=10, rounds=5)
     early, late = cost[1_000], cost[10_000]
     print(f"   Neural-ES (m = 10, 100 GD steps, d = 20, K = 50, 10 seeds), ms per (instance, round): t ~ 10^3 "
           f"{early / 1e3:.2f}, t ~ 10^4 {late / 1e3:.2f}, ratio {late / early:.2f} (goal <= 1.5)", flush=True)
@@ -423,8 +425,7 @@ def text_section(device: str = "cpu"):
                 env_spec = dict(cell["env"], cache_dir=cache) if cell["env"].get("features") != "tokens" else cell["env"]
                 ids = list(range(4))
                 env = make_env(env_spec, ids, data_dir)
-                agent_spec = {**cell["agent"], **({} if device == "cpu" else {"device": device})}
-                agent = make_agent(agent_spec, env.setting, ids, skip + rounds)
+                agent = make_agent(_on(cell["agent"], device), env.setting, ids, skip + rounds)
                 ms = 1e3 * _round_time(play(env, agent, skip + rounds), skip, rounds) / (rounds * len(ids))
                 print(f"   {fid:10s} {series['panel'][:18]:18s} {series['curve']:22s} {ms:8.2f}", flush=True)
     print("   paper scale, CPU-hours by the cost model (cli estimate; it over-estimates these cells 2-5x):",

@@ -852,20 +852,22 @@ class LMCTSNeural(NeuralAgent):
         (loss * X.shape[1] if self.variant == "final" else loss).backward()     # "final": summed over data
         self.steps += 1
         noise = self._drawn("langevin", self._langevin.take(self.n_weights))
-        scale = math.sqrt(2.0 * self.lr / (math.sqrt(self.steps + 5) * self.beta_inv)) * self.sigma
+        final = self.variant == "final"
+        if not final:
+            scale = math.sqrt(2.0 * self.lr / (math.sqrt(self.steps + 5) * self.beta_inv)) * self.sigma
         off = 0
         with torch.no_grad():
             for p in self.layers:
                 m = p[0].numel()
                 xi = self.tensor(noise[:, off:off + m]).reshape(p.shape)
                 off += m
-                if self.variant == "final":
+                if final:                                  # theta - lr_t (grad + wd theta + temp xi)
                     g = p.grad + self.temp * xi
                     if self.wd:
                         g.add_(p, alpha=self.wd)
                     p.add_(g, alpha=-self.lr)
-                    continue
-                delta = -self.lr * p.grad + scale * xi
-                if self.wd:
-                    delta.add_(p, alpha=-2.0 * self.wd)
-                p.add_(delta)
+                else:                                      # theta - lr grad - 2 wd theta + scale xi
+                    delta = -self.lr * p.grad + scale * xi
+                    if self.wd:
+                        delta.add_(p, alpha=-2.0 * self.wd)
+                    p.add_(delta)

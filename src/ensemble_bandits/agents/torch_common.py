@@ -102,15 +102,15 @@ class FlatAdam:
 
     def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
         import torch
-        self.params = list(params)
+        params = list(params)
         self.lr, (self.beta1, self.beta2), self.eps = float(lr), betas, float(eps)
         self.weight_decay, self.steps = float(weight_decay), 0
         with torch.no_grad():
-            self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
+            self.flat = torch.cat([p.detach().reshape(-1) for p in params])
             self.grad = torch.zeros_like(self.flat)
             self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
             offset = 0
-            for p in self.params:
+            for p in params:
                 n = p.numel()
                 p.requires_grad_(True)
                 p.data = self.flat[offset:offset + n].view_as(p)
