@@ -71,6 +71,31 @@ def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
                                                  ("k3", "0", "50"): 30.0}
 
 
+def test_timings_per_cell_sets_measured_seconds_beside_the_cost_model(tmp_path, config, entries):
+    """`timings --cells`: one line per cell with logged jobs, its measured CPU seconds beside the
+    cost model's estimate of the same jobs (costs.cell_cost_seconds) and their ratio."""
+    import shutil
+
+    from ensemble_bandits import costs
+
+    project = tmp_path / "proj"
+    for item in ("config", "workflow"):
+        shutil.copytree(ROOT / item, project / item)
+    shutil.copy(ROOT / "Snakefile", project / "Snakefile")
+    fig = registry.resolve(entries["epp-fig3b"], "smoke", config["scales"])
+    first, rest = fig["series"][0], fig["series"][1:]
+    logs = project / "results" / "smoke" / "logs" / "simulate"
+    logs.mkdir(parents=True)
+    (logs / f"{first['key']}-0-{first['seeds']}.log").write_text("simulate: ...\ndone in 12.5 s\n")
+    res = _cli("timings", "--scale", "smoke", "--ids", "epp-fig3b", "--seeds-per-job", "50", "--cells", cwd=project)
+    assert res.returncode == 0, res.stderr
+    model = costs.cell_cost_seconds(first["cell"], first["seeds"])
+    line = next(ln for ln in res.stdout.splitlines() if first["key"] in ln)
+    assert line.split()[-3:] == ["12.5", f"{model:.1f}", f"{12.5 / model:.2f}"]
+    assert not any(s["key"] in res.stdout for s in rest)                 # no log, no line
+    assert res.stdout.splitlines()[-1].startswith("total")
+
+
 def test_project_root_walks_up_and_knows_a_non_project(tmp_path):
     assert project_root(ROOT / "src" / "ensemble_bandits") == ROOT
     (tmp_path / "config").mkdir()

@@ -343,6 +343,20 @@ def test_lmcts_uses_the_full_history_and_langevin_noise():
     assert a.n_buf == 6 and a.capacity == 6 and a.steps == 18
 
 
+@pytest.mark.parametrize("d, beta_inv, finite", [(20, 0.01, True), (20, 0.05, False), (100, 0.002, True)])
+def test_lmcts_quad_config_diverges_only_with_the_temperature_of_d_100(d, beta_inv, finite):
+    """The official quad config (d = 20) stays finite; its inverse temperature beta_inv d log T at
+    d = 100 (five times larger, here beta_inv x 5 at d = 20) takes the weights to NaN, while d = 100 at the
+    temperature of d = 20 stays finite: epp-fig9c's degenerate Quadratic panel comes from the config's
+    d-scaling of the temperature, not from the network's input size."""
+    e = ENVIRONMENTS["epp_quadratic"]([0], d=d, n_arms=50, pool=1000)
+    a = AGENTS["lmcts"](e.setting, [0], 10_000, layers=[20, 20, 20], activation="leaky_relu", num_iter=50,
+                        beta_inv=beta_inv, lr=1e-3)
+    for _ in play(e, a, 12):
+        pass
+    assert all(bool(torch.isfinite(p).all()) for p in a.layers) == finite
+
+
 # ---------------------------------------------------------------------------------------------
 # Ensemble+, EpiNet and LMC-TS against naive per-seed references (float64, the batched agent's draws)
 

@@ -167,7 +167,8 @@ def cmd_report(args):
 
 
 def cmd_timings(args):
-    """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s")."""
+    """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s");
+    ``--cells``: per cell, beside the cost model's estimate of the same jobs."""
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
@@ -175,39 +176,75 @@ def cmd_timings(args):
                          f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
-    # a shared-pass job logs once for its group: each of its cells counts an equal share.  Its log
-    # names its cells (`cells:` line); older logs are matched to the groups of all figures together.
     figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
-    group_of = {key: g for g in registry.shared_groups(list(figs.values()), config.get("shared_pass_group", 64))
-                for key in g["keys"]}
-    shared_secs = _group_log_shares(logs)
+    logged = _JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
+    if args.cells:
+        return _timings_per_cell([figs[fid] for fid in args.ids or sorted(entries)], per_job, logged)
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
     grand, any_logged = 0.0, False
     for fid in args.ids or sorted(entries):
         fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
-        secs, found = 0.0, 0
-        for f in runs:
-            key, start, end = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", f).groups()
-            if (key, start, end) in shared_secs:
-                secs += shared_secs[key, start, end]
-                found += 1
-                continue
-            share, log = 1, paths.simulate_log(args.scale, key, start, end)
-            if not os.path.exists(log) and key in group_of:
-                share = len(group_of[key]["keys"])
-                log = paths.simulate_log(args.scale, f"group-{group_of[key]['id']}", start, end)
-            if os.path.exists(log):
-                hit = DONE_IN.search(open(log).read())
-                if hit:
-                    secs += float(hit.group(1)) / share
-                    found += 1
-        grand += secs
-        any_logged = any_logged or found > 0
-        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {found:7d} {secs:9.1f}")
+        found = [t for t in map(logged.seconds, runs) if t is not None]
+        grand += sum(found)
+        any_logged = any_logged or bool(found)
+        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {sum(found):9.1f}")
     print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
     if not any_logged:
         print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
+
+
+class _JobLogs:
+    """CPU seconds of a run file's simulate job from its log.  A shared-pass job logs once for its
+    group: each of its cells counts an equal share.  Its log names its cells (`cells:` line); older
+    logs are matched to the groups of all figures together."""
+
+    def __init__(self, scale: str, figs: dict, group_size: int):
+        self.scale = scale
+        self.group_of = {key: g for g in registry.shared_groups(list(figs.values()), group_size) for key in g["keys"]}
+        self.shares = _group_log_shares(paths.simulate_log(scale))
+
+    def seconds(self, run: str):
+        """The job's CPU seconds (a share of a shared-pass job), or None where it has no log."""
+        key, start, end = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", run).groups()
+        if (key, start, end) in self.shares:
+            return self.shares[key, start, end]
+        share, log = 1, paths.simulate_log(self.scale, key, start, end)
+        if not os.path.exists(log) and key in self.group_of:
+            share = len(self.group_of[key]["keys"])
+            log = paths.simulate_log(self.scale, f"group-{self.group_of[key]['id']}", start, end)
+        hit = DONE_IN.search(open(log).read()) if os.path.exists(log) else None
+        return float(hit.group(1)) / share if hit else None
+
+
+def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
+    """One line per cell with logged jobs: measured CPU seconds beside the cost model's
+    (costs.cell_cost_seconds, as part of a shared pass where it is one) for the same jobs, and their
+    ratio."""
+    print(f"{'figure':16s} {'cell':12s} {'agent':22s} {'env':22s} {'jobs':>5s} {'CPU s':>9s} {'model s':>9s} {'ratio':>6s}")
+    seen, tot_m, tot_e = set(), 0.0, 0.0
+    for fig in figs:
+        for s in fig["series"]:
+            if s["key"] in seen:
+                continue
+            seen.add(s["key"])
+            secs, model = [], 0.0
+            for a, b in registry.seed_blocks(s["seeds"], per_job):
+                t = logged.seconds(paths.run_file(fig["scale"], s["key"], a, b))
+                if t is not None:
+                    secs.append(t)
+                    model += costs.cell_cost_seconds(s["cell"], b - a, shared=s["key"] in logged.group_of)
+            if not secs:
+                continue
+            cell = s["cell"]
+            agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
+            agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
+            tot_m, tot_e = tot_m + sum(secs), tot_e + model
+            print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
+                  f"{sum(secs):9.1f} {model:9.1f} {sum(secs) / model:6.2f}")
+    if tot_e:
+        print(f"{'total':16s} {'':12s} {'':22s} {'':22s} {'':5s} {tot_m:9.1f} {tot_e:9.1f} {tot_m / tot_e:6.2f}"
+              "  (each cell once)")
 
 
 def _group_log_shares(log_dir) -> dict:
@@ -333,6 +370,8 @@ def main(argv=None):
     common(tm)
     tm.add_argument("--ids", nargs="*", default=None)
     tm.add_argument("--seeds-per-job", type=int, default=None)
+    tm.add_argument("--cells", action="store_true",
+                    help="per cell: measured CPU seconds beside the cost model's estimate of the same jobs")
     tm.set_defaults(fn=cmd_timings)
 
     es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
