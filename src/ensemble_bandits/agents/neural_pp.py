@@ -59,18 +59,17 @@ NPS = 16                               # index vectors per datum per step of a s
 # the gradient steps (COST_BACKWARD x the forward pass of the minibatch at every index vector),
 # and COST_DRAW_S per random number a step draws in numpy (minibatch, index vectors, Langevin noise).
 # Each class counts its own multiply-adds (``act_macs``, ``step_macs``) and steps per round.
-# Calibrated on this 2-core machine (torch 2.13 CPU, one thread, float32) from short measured runs
-# (T = 300-600 rounds, updates from round 128) of every class on the quadratic bandit (d = 100,
-# 50 arms; M = 8 and 32; B = 1 and 5 seeds in a batch), Ensemble++ with Cube, Sparse and Gaussian
-# updates, at K = 1000 and 10,000 arms, both on the neural bandit, and LMC-TS (num_iter = 5): a
-# non-negative least-squares fit of the four constants to the relative error of the 23 measured
-# times per round, then scaled by 1.15 to centre the ratios model / measured (0.6-1.6 after it).
-# The fixed cost per batch dominates at these sizes: batching seeds is nearly free.  An estimate.
-COST_ROUND_S = 1.8e-3
-COST_STEP_S = 4.0e-4
-COST_MAC_S = 1.1e-10
+# Fitted on this 2-core machine (torch 2.13 CPU, one thread, float32) to the CPU seconds of the
+# paper-scale jobs of epp-fig3a, 3b, 10, 11 and 12a-c (38 jobs of 10 seeds, 10^4-10^5 rounds, idle
+# machine; `cli timings --cells`): a non-negative least-squares fit of the four constants to the
+# relative error.  Model / measured is 0.8-1.4 on every job but EpiNet's (0.56-0.69) and 0.94 over
+# all.  The earlier fit, on short runs (300-600 rounds) under load, over-estimated these jobs 1.3-4.8x.
+# An estimate: epp-fig4's 10,000-arm scoring, LMC-TS's history and the text backbone are not in the fit.
+COST_ROUND_S = 3.3e-4
+COST_STEP_S = 1.7e-4
+COST_MAC_S = 4.7e-11
 COST_BACKWARD = 3.0
-COST_DRAW_S = 4.5e-8
+COST_DRAW_S = 3.5e-8
 
 
 class _Rows:
