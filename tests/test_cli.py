@@ -22,6 +22,17 @@ def _cli(*args, cwd):
                           text=True, timeout=300)
 
 
+def _project_copy(tmp_path) -> Path:
+    """A copy of the project's config, workflow and Snakefile under ``tmp_path`` (no results)."""
+    import shutil
+
+    project = tmp_path / "proj"
+    for item in ("config", "workflow"):
+        shutil.copytree(ROOT / item, project / item)
+    shutil.copy(ROOT / "Snakefile", project / "Snakefile")
+    return project
+
+
 def test_every_subcommand_has_help_text():
     res = _cli("--help", cwd=ROOT)
     assert res.returncode == 0
@@ -39,12 +50,7 @@ def test_unknown_scale_is_refused_with_the_choices():
 def test_timings_without_results_says_so_from_a_subdirectory(tmp_path):
     """Started below the project root, the CLI works in the project; with no simulation logs there
     it says what to run instead of printing a table of zeros."""
-    import shutil
-
-    project = tmp_path / "proj"                              # a project copy with no results at all
-    for item in ("config", "workflow"):
-        shutil.copytree(ROOT / item, project / item)
-    shutil.copy(ROOT / "Snakefile", project / "Snakefile")
+    project = _project_copy(tmp_path)                        # a project copy with no results at all
     res = _cli("timings", "--scale", "smoke", cwd=project / "config")
     assert res.returncode == 1, res.stdout + res.stderr
     assert f"(working in the project at {project.resolve()})" in res.stderr
@@ -74,14 +80,9 @@ def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
 def test_timings_per_cell_sets_measured_seconds_beside_the_cost_model(tmp_path, config, entries):
     """`timings --cells`: one line per cell with logged jobs, its measured CPU seconds beside the
     cost model's estimate of the same jobs (costs.cell_cost_seconds) and their ratio."""
-    import shutil
-
     from ensemble_bandits import costs
 
-    project = tmp_path / "proj"
-    for item in ("config", "workflow"):
-        shutil.copytree(ROOT / item, project / item)
-    shutil.copy(ROOT / "Snakefile", project / "Snakefile")
+    project = _project_copy(tmp_path)
     fig = registry.resolve(entries["epp-fig3b"], "smoke", config["scales"])
     first, rest = fig["series"][0], fig["series"][1:]
     logs = project / "results" / "smoke" / "logs" / "simulate"

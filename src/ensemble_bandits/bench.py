@@ -343,12 +343,9 @@ def measured_hours(fig: dict, per_job: int = 10, rounds: int = 10, device: str =
     whose rounds also grow with t: the whole history): (hours, cells left out)."""
     from .agents import AGENTS
 
-    total, left_out, seen = 0.0, 0, set()
-    for s in fig["series"]:
+    total, left_out = 0.0, 0
+    for _, s in registry.unique_series([fig]):
         cell, n_seeds = s["cell"], s["seeds"]
-        if s["key"] in seen:
-            continue
-        seen.add(s["key"])
         if not getattr(AGENTS[cell["agent"]["name"]], "batch_invariant", True):
             left_out += 1
             continue

@@ -24,6 +24,7 @@ from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
 DONE_IN = re.compile(r"done in ([0-9.]+) s")          # a simulate job's last log line: its CPU seconds
+RUN_FILE = re.compile(r"runs/(\w+)/seeds-(\d+)-(\d+)")  # a run file's cell key and seed block
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
 
@@ -185,7 +186,7 @@ def cmd_timings(args):
     for fid in args.ids or sorted(entries):
         fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
-        found = [t for t in map(logged.seconds, runs) if t is not None]
+        found = [t for t in (logged.seconds(*RUN_FILE.search(f).groups()) for f in runs) if t is not None]
         grand += sum(found)
         any_logged = any_logged or bool(found)
         print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {sum(found):9.1f}")
@@ -204,9 +205,10 @@ class _JobLogs:
         self.group_of = {key: g for g in registry.shared_groups(list(figs.values()), group_size) for key in g["keys"]}
         self.shares = _group_log_shares(paths.simulate_log(scale))
 
-    def seconds(self, run: str):
-        """The job's CPU seconds (a share of a shared-pass job), or None where it has no log."""
-        key, start, end = re.search(r"runs/(\w+)/seeds-(\d+)-(\d+)", run).groups()
+    def seconds(self, key: str, start, end):
+        """CPU seconds of the job of ``key``'s seeds [start, end) (a share of a shared-pass job), or
+        None where it has no log."""
+        start, end = str(start), str(end)
         if (key, start, end) in self.shares:
             return self.shares[key, start, end]
         share, log = 1, paths.simulate_log(self.scale, key, start, end)
@@ -222,26 +224,22 @@ def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
     (costs.cell_cost_seconds, as part of a shared pass where it is one) for the same jobs, and their
     ratio."""
     print(f"{'figure':16s} {'cell':12s} {'agent':22s} {'env':22s} {'jobs':>5s} {'CPU s':>9s} {'model s':>9s} {'ratio':>6s}")
-    seen, tot_m, tot_e = set(), 0.0, 0.0
-    for fig in figs:
-        for s in fig["series"]:
-            if s["key"] in seen:
-                continue
-            seen.add(s["key"])
-            secs, model = [], 0.0
-            for a, b in registry.seed_blocks(s["seeds"], per_job):
-                t = logged.seconds(paths.run_file(fig["scale"], s["key"], a, b))
-                if t is not None:
-                    secs.append(t)
-                    model += costs.cell_cost_seconds(s["cell"], b - a, shared=s["key"] in logged.group_of)
-            if not secs:
-                continue
-            cell = s["cell"]
-            agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
-            agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
-            tot_m, tot_e = tot_m + sum(secs), tot_e + model
-            print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
-                  f"{sum(secs):9.1f} {model:9.1f} {sum(secs) / model:6.2f}")
+    tot_m, tot_e = 0.0, 0.0
+    for fig, s in registry.unique_series(figs):
+        cell, shared = s["cell"], s["key"] in logged.group_of
+        secs, model = [], 0.0
+        for a, b in registry.seed_blocks(s["seeds"], per_job):
+            t = logged.seconds(s["key"], a, b)
+            if t is not None:
+                secs.append(t)
+                model += costs.cell_cost_seconds(cell, b - a, shared=shared)
+        if not secs:
+            continue
+        agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
+        agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
+        tot_m, tot_e = tot_m + sum(secs), tot_e + model
+        print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
+              f"{sum(secs):9.1f} {model:9.1f} {sum(secs) / model:6.2f}")
     if tot_e:
         print(f"{'total':16s} {'':12s} {'':22s} {'':22s} {'':5s} {tot_m:9.1f} {tot_e:9.1f} {tot_m / tot_e:6.2f}"
               "  (each cell once)")

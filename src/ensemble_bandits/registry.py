@@ -281,6 +281,17 @@ def shared_groups(figs: list, group_size: int) -> list:
     return groups
 
 
+def unique_series(figs: list) -> list:
+    """(figure, series) of the first series of each cell key over the resolved figures, in order."""
+    seen, out = set(), []
+    for fig in figs:
+        for s in fig["series"]:
+            if s["key"] not in seen:
+                seen.add(s["key"])
+                out.append((fig, s))
+    return out
+
+
 def all_cells(figs: list) -> dict:
     """key -> cell over resolved figures (consistency-checked)."""
     cells = {}
