@@ -341,6 +341,23 @@ def test_checks_are_per_panel():
     assert st == FAILED and "[p2]" in numbers and "[p1]" not in numbers
 
 
+def test_exceeds_by_at_a_share_of_the_horizon():
+    # A is ahead by 10 at t = T/4 and T/2 but behind by 10 at T: "ahead early" holds, "ahead at the end" not
+    rows = []
+    for curve, early, late in (("A", 60.0, 40.0), ("B", 50.0, 50.0)):
+        for seed, e in enumerate(noise(7, 20, 0.5)):
+            for t, v in ((T // 4, early), (T // 2, early), (T, late)):
+                rows.append({"panel": "P", "curve": curve, "seed": seed, "t": t, "accuracy": v + e})
+    table = pd.DataFrame(rows)
+    assert claims.exceeds_by(table, "A", "B", margin=5.0)[0] == FAILED
+    for share, t in ((0.1, T // 4), (0.25, T // 4), (0.3, T // 2), (0.5, T // 2)):
+        status, numbers = claims.exceeds_by(table, "A", "B", margin=5.0, t_share=share)
+        assert status == REPRODUCED and f"at t = {t} " in numbers
+    assert claims.exceeds_by(table, "A", "B", margin=5.0, t_share=0.6)[0] == FAILED
+    with pytest.raises(ClaimError, match="t_share"):
+        claims.exceeds_by(table, "A", "B", t_share=0.0)
+
+
 def test_similar_interval_across_the_band_edge_is_inconclusive():
     # B's mean is about 100, so the band is about +-20; A - B = 20 +- 2: the interval straddles the edge
     st, numbers = claims.similar(long_table(paired(20.0, sd=2.0)), "A", "B", rel_tol=0.2)

@@ -163,6 +163,18 @@ def finals(table, panel, spec, column="regret") -> pd.Series:
     return sub.groupby("seed")[column].mean()
 
 
+def up_to_share(table, share: float):
+    """``table`` cut, per (panel, curve), after its first recorded round t >= ``share`` x its last
+    round, so that :func:`finals` reads that round."""
+    if not 0.0 < float(share) <= 1.0:
+        raise ClaimError(f"t_share must be in (0, 1], got {share}")
+    keys = ["panel", "curve"]
+    tmax = table.groupby(keys, sort=False)["t"].transform("max")
+    reached = table["t"].where(table["t"] >= float(share) * tmax)
+    target = reached.groupby([table[k] for k in keys], sort=False).transform("min")
+    return table[table["t"] <= target]
+
+
 def panels_of(table, panels):
     known = list(dict.fromkeys(table["panel"]))
     if panels is None:

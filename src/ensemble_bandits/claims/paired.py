@@ -18,7 +18,7 @@ from scipy.stats import ks_2samp, mannwhitneyu
 from .. import stats
 from ..stats import final_rows, paired, paired_ci
 from .core import (ClaimError, Comparison, as_list, check, condition, curve_spec, curves_exist, finals, fmt,
-                   interval_text, panels_of, select, verdict)
+                   interval_text, panels_of, select, up_to_share, verdict)
 
 BAND = {"not_worse": "margin ", "worse": "margin ", "similar": "band +-"}
 
@@ -110,18 +110,23 @@ def worse_by(table, a, baselines, rel_tol, panels=None, robust=False, collapse=N
 
 
 @check(curves=("a", "b"))
-def exceeds_by(table, a, b, margin=0.0, column="accuracy", panels=None):
+def exceeds_by(table, a, b, margin=0.0, column="accuracy", panels=None, t_share=None):
     """Final ``column`` of each curve in ``a`` exceeds that of each curve in ``b`` by more than the
-    absolute ``margin`` (higher is better, e.g. accuracy): the paired mean difference a - b above it."""
+    absolute ``margin`` (higher is better, e.g. accuracy): the paired mean difference a - b above it.
+    With ``t_share``: at the first recorded round t >= t_share x the last round instead of the last
+    (e.g. "... faster": ahead early on)."""
     a, b = as_list(a), as_list(b)
     curves_exist(table, a + b)
+    if t_share is not None:
+        table = up_to_share(table, t_share)
     comparisons, texts = [], []
     for p in panels_of(table, panels):
         for x, y in itertools.product(a, b):
             fa, fb = paired(finals(table, p, x, column), finals(table, p, y, column))
             comp, text = compare_diff(f"[{p}] {curve_spec(x)[2]} - {curve_spec(y)[2]}", fa - fb, "worse", margin)
             comparisons.append(comp)
-            texts.append(f"{text}, {column} {fmt(float(fa.mean()))} vs {fmt(float(fb.mean()))}, margin {fmt(margin)}")
+            at = "" if t_share is None else f" at t = {int(select(table, p, curve_spec(x)[0])['t'].max())}"
+            texts.append(f"{text}, {column}{at} {fmt(float(fa.mean()))} vs {fmt(float(fb.mean()))}, margin {fmt(margin)}")
     return verdict(comparisons, texts)
 
 
