@@ -270,22 +270,24 @@ def members_section(number: int = 9, d: int = 50, Ms=(64, 1024)):
 GLM_ES = {"name": "glm_es", "m": 10}   # the paper's GLM-ES: 100 GD steps of 0.01, warm-up 500, lam = 1
 
 
-def per_round_growth(env_spec: dict, agent_spec: dict, seeds: int, at=(1_000, 10_000), rounds: int = 20) -> dict:
-    """Microseconds per (instance, round) of a GD-fitted agent (GLM-ES, Neural-ES): the median over
-    ``rounds`` timed rounds starting at each round of ``at``.  The rounds in between are played with
-    0 GD steps (the same data and bookkeeping, no fitting): the fit's cost depends on the size of
-    the state, which per-arm statistics keep at (B, m, K) whatever t is."""
+def per_round_growth(env_spec: dict, agent_spec: dict, seeds: int, at=(1_000, 10_000), rounds: int = 20,
+                     fit_attr: str = "steps") -> dict:
+    """Microseconds per (instance, round) of a fitted agent: the median over ``rounds`` timed rounds
+    starting at each round of ``at``.  The rounds in between are played with no fitting (the agent's
+    ``fit_attr``, its steps per round, set to 0: the same data and bookkeeping): the fit's cost
+    depends on the state the fit reads, which per-arm statistics keep at (B, m, K) whatever t is
+    (GLM-ES, Neural-ES: "steps"), and which is the whole history for LMC-TS ("num_iter")."""
     ids = list(range(seeds))
     env = make_env(env_spec, ids)
     agent = make_agent(agent_spec, env.setting, ids, max(at) + rounds)
-    steps, rounds_played, out = agent.steps, play(env, agent, max(at) + rounds), {}
+    steps, rounds_played, out = getattr(agent, fit_attr), play(env, agent, max(at) + rounds), {}
     t = 0
     for start in sorted(at):
-        agent.steps = 0
+        setattr(agent, fit_attr, 0)
         while t < start - 1:
             next(rounds_played)
             t += 1
-        agent.steps = steps
+        setattr(agent, fit_attr, steps)
         times = []
         for _ in range(rounds):
             t0 = time.perf_counter()
@@ -358,6 +360,23 @@ def measured_hours(fig: dict, per_job: int = 10, rounds: int = 10, device: str =
     return total / 3600, left_out
 
 
+def history_growth(device: str = "cpu", at=(1_000, 10_000), rounds: int = 3) -> dict:
+    """Spec 5.5's check of epp-fig9c's "bounded computational steps": the time of a round of
+    Ensemble++ (a minibatch from a bounded buffer) and of LMC-TS (Langevin steps over the whole
+    history) at t ~ 10^3 and 10^4, on the paper-scale cells of the Quadratic panel: {label: (us, us)}."""
+    fig = registry.resolve(registry.load_registry()["epp-fig9c"], "paper", {})
+    out = {}
+    for _, s in registry.unique_series([fig]):
+        cell = s["cell"]
+        if cell["env"]["name"] != "epp_quadratic":
+            continue
+        agent = cell["agent"]
+        attr = "num_iter" if agent["name"] == "lmcts" else "G"
+        cost = per_round_growth(cell["env"], _on(agent, device), seeds=1, at=at, rounds=rounds, fit_attr=attr)
+        out[s["curve"]] = (cost[min(at)], cost[max(at)])
+    return out
+
+
 def neural_section(device: str = "cpu"):
     """Section 7: neural Ensemble++ ms per round, Neural-ES cost growth with t, paper-scale CPU-hours."""
     from . import costs
@@ -374,6 +393,10 @@ def neural_section(device: str = "cpu"):
     early, late = cost[1_000], cost[10_000]
     print(f"   Neural-ES (m = 10, 100 GD steps, d = 20, K = 50, 10 seeds), ms per (instance, round): t ~ 10^3 "
           f"{early / 1e3:.2f}, t ~ 10^4 {late / 1e3:.2f}, ratio {late / early:.2f} (goal <= 1.5)", flush=True)
+    for name, (early, late) in history_growth(device).items():
+        print(f"   {name} on epp-fig9c's Quadratic cell (1 seed), ms per round: t ~ 10^3 {early / 1e3:.1f}, t ~ 10^4 "
+              f"{late / 1e3:.1f}, ratio {late / early:.2f} (spec 5.5: flat for Ensemble++, linear in t for LMC-TS)",
+              flush=True)
     print(f"   paper scale, hours: CPU-hours of this machine by the cost model (cli estimate), and for the epp "
           f"synthetic figures measured on {device} (hours of one process: 10 rounds after the first gradient step, "
           f"one job's 10 seeds, times the horizon and the jobs; LMC-TS cells left out: their rounds grow with t)",
