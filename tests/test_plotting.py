@@ -213,3 +213,33 @@ def test_notebook_runs_standalone(tmp_path):
         progress_bar=False,
     )
     assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000
+
+
+def test_log_x_within_two_decades_has_readable_ticks(tmp_path):
+    """More than 12 x values on a log axis spanning less than a decade and a half (epp-fig1's
+    parameter counts): plain major labels, none overlapping, and no minor labels."""
+    import matplotlib.pyplot as plt
+
+    from ensemble_bandits.plotting import final_vs_param
+
+    df, spec = plotting.demo("final_vs_param")
+    df = df[df["curve"] != "TS"].copy()
+    codes = {c: i for i, c in enumerate(sorted(df["curve"].unique()))}
+    copies = []
+    for k in range(2):                       # 20 curves, 20 distinct x values from 10,945 to 49,963
+        part = df.assign(curve=df["curve"] + f" #{k}")
+        part["params"] = [10_945 * (49_963 / 10_945) ** ((2 * codes[c] + k) / 19) for c in df["curve"]]
+        copies.append(part)
+    df = pd.concat(copies, ignore_index=True)
+    spec = {**spec, "curves": sorted(df["curve"].unique()), "panels": list(df["panel"].unique())}
+    fig = final_vs_param.draw(df, spec, {"x": "params", "hue": "method", "logx": True})
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    shown = [t for t in ax.xaxis.get_majorticklabels() if t.get_text() and t.get_visible()
+             and ax.get_xlim()[0] <= t.get_position()[0] <= ax.get_xlim()[1]]
+    assert [t.get_text() for t in shown] == ["20000", "30000", "50000"]
+    boxes = sorted((t.get_window_extent(renderer) for t in shown), key=lambda b: b.x0)
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    assert not [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_text()]
+    plt.close(fig)

@@ -13,6 +13,7 @@ from .style import (
     default_ylabel,
     finish_figure,
     fmt_val,
+    log_ticks,
     no_data,
     ordered,
     palette,
@@ -138,6 +139,8 @@ def draw(df, spec, plot):
                 ax.set_xticklabels([fmt_val(v) for v in xv])
                 if plot.get("logx"):
                     ax.minorticks_off()
+            elif plot.get("logx"):
+                log_ticks(ax.xaxis, base)
         if plot.get("logy"):
             ax.set_yscale("log", base=plot.get("base_y", 10))
         if plot.get("ylim"):

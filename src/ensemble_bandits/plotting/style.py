@@ -130,6 +130,18 @@ def fmt_val(v) -> str:
     return str(v)
 
 
+def log_ticks(axis, base=10) -> None:
+    """Plain-number labels on a log axis at 1, 2, 3 and 5 times the powers of ten (powers of ``base``
+    otherwise) and no minor labels: matplotlib labels the minor ticks of an axis spanning less than
+    a decade, in mathtext, where "3x10^4" and "4x10^4" overlap."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    subs = (1.0, 2.0, 3.0, 5.0) if base == 10 else (1.0,)
+    axis.set_major_locator(LogLocator(base=base, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt_val(float(v))))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def value_label(col: str, v) -> str:
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
         return f"{col} = {fmt_val(v)}"
