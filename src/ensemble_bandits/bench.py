@@ -467,7 +467,9 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}")
+    from .malloc import keep_freed_memory
+    print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}; large blocks kept "
+          f"in the heap as in the simulate jobs: {keep_freed_memory()}")
     if args.shared:
         shared_section()
         return

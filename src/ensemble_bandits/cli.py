@@ -49,8 +49,10 @@ def _read_figure(path) -> dict:
 def cmd_simulate(args):
     """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
     from .atomic import write_columns_atomic, write_text_atomic
+    from .malloc import keep_freed_memory
     from .runner import simulate_columns
 
+    keep_freed_memory()
     cell = json.loads(args.cell)
     seeds = list(range(args.seeds[0], args.seeds[1]))
     t0 = time.perf_counter()
@@ -68,8 +70,10 @@ def cmd_simulate_group(args):
     """One job of a shared pass: the cells (one environment spec and horizon) for a block of seeds,
     one pass, one .npz run file per cell (``--out`` in the order of ``--cells``)."""
     from .atomic import write_columns_atomic, write_text_atomic
+    from .malloc import keep_freed_memory
     from .runner import simulate_group_columns
 
+    keep_freed_memory()
     cells = json.loads(args.cells)
     if len(cells) != len(args.out):
         raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
