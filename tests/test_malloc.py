@@ -1,6 +1,8 @@
 """malloc.keep_freed_memory: large temporaries stop page-faulting (glibc), numbers unchanged."""
 import resource
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,12 +24,11 @@ def _faults_per_round(rounds=20, nbytes=8 * 2**20, live=3):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_large_temporaries_stop_page_faulting():
-    import subprocess
     # a fresh interpreter: the setting lasts for the process, and this one may already have it
     code = ("from tests.test_malloc import _faults_per_round as f; from ensemble_bandits.malloc import "
             "keep_freed_memory as k; before = f(); ok = k(); f(2); print(before, ok, f())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=__import__("pathlib").Path(__file__).parents[1]).stdout.split()
+                         cwd=Path(__file__).parents[1]).stdout.split()
     before, applied, after = float(out[0]), out[1] == "True", float(out[2])
     if not applied:
         pytest.skip("no glibc mallopt here")

@@ -215,7 +215,7 @@ def test_notebook_runs_standalone(tmp_path):
     assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000
 
 
-def test_log_x_within_two_decades_has_readable_ticks(tmp_path):
+def test_log_x_within_two_decades_has_readable_ticks():
     """More than 12 x values on a log axis spanning less than a decade and a half (epp-fig1's
     parameter counts): plain major labels, none overlapping, and no minor labels."""
     import matplotlib.pyplot as plt

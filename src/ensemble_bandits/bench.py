@@ -468,8 +468,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .malloc import keep_freed_memory
-    print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}; large blocks kept "
-          f"in the heap as in the simulate jobs: {keep_freed_memory()}")
+    kept = keep_freed_memory()                       # as in the simulate jobs
+    print(f"machine: {os.cpu_count()} cores; numpy {np.__version__}; large blocks kept in the heap: {kept}")
     if args.shared:
         shared_section()
         return
