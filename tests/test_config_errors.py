@@ -21,7 +21,7 @@ from helpers import copy_project
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
-KNOWN_KEYS = "known keys: data_dir, data_fetch, device, gpu, reuse_records, scale, scales, seeds_per_job, shared_pass_group, skip"
+KNOWN_KEYS = "known keys: data_dir, data_fetch, device, gpu, reuse_records, scale, scales, seeds_per_job, shared_pass_group, skip, torch_threads"
 
 
 def resolved(entries, config, scale, ids=None):
@@ -380,3 +380,17 @@ def test_expensive_targets_get_a_cost_notice_once(project, entries, config):
     assert (f"CPU time in {grid['jobs']:,} simulation jobs ({grid['cells']:,} cells; scale paper, "
             f"seeds_per_job=50") in res.output
     assert "an estimate from a cost model" in res.output
+
+
+@pytest.mark.workflow
+def test_torch_threads_sets_the_threads_of_neural_jobs_only(project):
+    """``torch_threads`` reaches the neural jobs' *_NUM_THREADS and cpus_per_task; a linear job
+    keeps one thread; a local run caps it at --cores."""
+    res = _dry_run(project, "-p", "--cores", "2", "epp-fig4", "phe-fig1", "--config", "scale=smoke", "torch_threads=3")
+    assert res.returncode == 0, res.output[-3000:]
+    shells = [line for line in res.output.splitlines() if "cli simulate --cell" in line]
+    neural = [s for s in shells if "ensemble_pp_neural" in s]
+    linear = [s for s in shells if "ensemble_pp_neural" not in s]
+    assert neural and linear
+    assert all("OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 MKL_NUM_THREADS=2 " in s for s in neural)
+    assert all("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 " in s for s in linear)

@@ -65,15 +65,25 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
             raise RegistryError(str(err)) from None
 
 
+def _torch_agent(cell: dict) -> bool:
+    """Whether the cell's agent runs in torch (``uses_accelerator``: the neural agents)."""
+    from .agents import AGENTS
+
+    agent = AGENTS.get(cell.get("agent", {}).get("name")) if "agent" in cell else None
+    return agent is not None and getattr(agent, "uses_accelerator", False)
+
+
 def gpu_request(cell: dict, gpus) -> int:
     """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
     agent can use an accelerator, else 0."""
-    from .agents import AGENTS
+    return int(gpus) if gpus and _torch_agent(cell) else 0
 
-    if not gpus or "agent" not in cell:
-        return 0
-    agent = AGENTS.get(cell["agent"]["name"])
-    return int(gpus) if agent is not None and getattr(agent, "uses_accelerator", False) else 0
+
+def job_threads(cell: dict, torch_threads=1) -> int:
+    """CPU threads of a simulate job of ``cell``: ``torch_threads`` (config) when its agent runs in
+    torch, whose numbers do not depend on it (tests/test_threads.py); else 1 (numpy agents, BLAS
+    pinned to one thread: many such jobs run side by side)."""
+    return max(1, int(torch_threads)) if _torch_agent(cell) else 1
 
 
 DEVICES = ("cpu", "cuda")

@@ -289,11 +289,23 @@ def timing_job(w):
     return cell(w.scale, w.key).get("timing") == "unbatched"
 
 
+def job_threads(w):
+    """Threads of the job's simulation (validation.job_threads): config ``torch_threads`` for a
+    torch agent's cell (same numbers at any count), 1 for the others and for timing jobs (their
+    wall time is the result), capped at a local run's --cores."""
+    n = 1 if timing_job(w) else validation.job_threads(cell(w.scale, w.key), config.get("torch_threads", 1))
+    try:
+        return min(n, int(workflow.cores))
+    except (WorkflowError, TypeError, ValueError):
+        return n
+
+
 def simulate_threads(w):
-    """1; for a timing job every core of a local run (--cores), so that it runs alone.  Without a
-    local core count (a cluster executor given no --cores: each job is its own allocation) 1."""
+    """The job's threads for scheduling: its simulation's (job_threads); for a timing job every
+    core of a local run (--cores), so that it runs alone.  Without a local core count (a cluster
+    executor given no --cores: each job is its own allocation) its simulation's."""
     if not timing_job(w):
-        return 1
+        return job_threads(w)
     try:
         return int(workflow.cores)
     except (WorkflowError, TypeError, ValueError):

@@ -5,8 +5,11 @@
 # measure wall time, so they run alone and repeat:
 # * locally, such a job takes every core Snakemake was given (threads = --cores), so Snakemake starts
 #   no other job beside it (the simulation itself stays single-threaded: *_NUM_THREADS=1 below);
-# * on SLURM (workflow/profiles/slurm) every job is its own allocation of cpus_per_task = 1 and the
-#   threads do not change it: a timing job asks for a whole node instead (resource slurm_extra:
+# * other jobs run on one thread (*_NUM_THREADS = resources.cpus_per_task = 1), many side by side;
+#   a torch agent's job takes config `torch_threads` (default 1; same numbers at any count:
+#   tests/test_threads.py), for a figure with fewer long neural jobs than cores;
+# * on SLURM (workflow/profiles/slurm) every job is its own allocation of cpus_per_task (1, or
+#   torch_threads for a torch agent's job) and a timing job's threads do not change it: a timing job asks for a whole node instead (resource slurm_extra:
 #   --exclusive), so no other job shares its node.  Nodes may differ: to compare timing cells with
 #   each other, pin them to one kind of node (--set-resources simulate:constraint=NAME), or build
 #   the timing figure (phe-runtime) on one machine;
@@ -29,7 +32,7 @@ rule simulate:
     resources:
         runtime=cost_minutes,
         mem_mb=2000,
-        cpus_per_task=1,
+        cpus_per_task=job_threads,
         gpu=lambda w: validation.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
         slurm_extra=lambda w: "--exclusive" if timing_job(w) else None,
     params:
@@ -39,7 +42,8 @@ rule simulate:
         device=device_option,
         data=lambda w: cell_data_option(cell(w.scale, w.key)),
     shell:
-        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
+        "OMP_NUM_THREADS={resources.cpus_per_task} OPENBLAS_NUM_THREADS={resources.cpus_per_task} "
+        "MKL_NUM_THREADS={resources.cpus_per_task} "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "
         "--seeds {wildcards.start} {wildcards.end} {params.data} --out {output}{params.device}"
 
