@@ -25,7 +25,7 @@ CELLS = {                                           # name: (env, agent, horizon
     "greedy_neural": (BIG, {"name": "greedy_neural", **NPP}, 40),
     "lmcts": (BIG, {"name": "lmcts", "hidden": 16, "num_iter": 2}, 20),
     "neural_es": ({"name": "glmes_quadratic", "d": 20, "n_arms": 2000}, {"name": "neural_es", "m": 3, "steps": 5}, 60),
-    "neural_ts": ({"name": "glmes_quadratic", "d": 20, "n_arms": 2000}, {"name": "neural_ts", "steps": 5}, 60),
+    "neural_ts": ({"name": "glmes_quadratic", "d": 20, "n_arms": 1000}, {"name": "neural_ts", "steps": 5}, 30),
 }
 
 PLAY = """
