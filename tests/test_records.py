@@ -65,3 +65,32 @@ def test_migration_refuses_a_report_it_cannot_render_again(tmp_path, monkeypatch
     (tmp_path / "R.md").write_text(text.replace("*Size at this scale:*", "A stray line.\n\n*Size at this scale:*"))
     with pytest.raises(SystemExit, match="do not render"):
         mod.main(str(tmp_path / "R.md"))
+
+
+def test_pending_run_files_are_current_paper_cells_with_their_logs():
+    """figures/paper/pending (a paper-scale figure run over several sessions): every kept run file
+    is a cell of today's registry at paper scale, under that cell's key, with its job's log, and a
+    figure of it is not committed yet (its files leave pending when it is)."""
+    import numpy as np
+    from ensemble_bandits import registry
+
+    pending = PAPER / "pending"
+    if not (pending / "runs").is_dir():
+        pytest.skip("nothing pending")
+    config = registry.load_yaml(ROOT / "config" / "config.yaml")
+    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    owners, cells = {}, {}
+    for fid, entry in entries.items():
+        for s in registry.resolve(entry, "paper", config["scales"])["series"]:
+            owners.setdefault(s["key"], set()).add(fid)
+            cells[s["key"]] = s["cell"]
+    runs = sorted((pending / "runs").glob("*/seeds-*.npz"))
+    assert runs
+    for run in runs:
+        key = run.parent.name
+        assert key in cells, f"{key}: not a cell of any figure at paper scale today"
+        assert json.loads((run.parent / "cell.json").read_text()) == cells[key]
+        assert "done in" in (pending / "logs" / "simulate" / f"{key}-{run.stem[len('seeds-'):]}.log").read_text()
+        assert set(np.load(run).files) >= {"seed", "t", "regret"}
+        assert not all((PAPER / "records" / f"{fid}.json").exists() for fid in owners[key]), \
+            f"{key}: every figure of this cell is committed; its pending files should have gone"
