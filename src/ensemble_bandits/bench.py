@@ -322,13 +322,12 @@ def ms_per_round(env_spec: dict, agent_spec: dict, seeds: int, rounds: int, skip
 
 def neural_figures():
     """Ids whose paper-scale cells include an agent that can use an accelerator (torch)."""
-    from .agents import AGENTS
+    from .validation import uses_torch
 
     out = {}
     for fid, entry in sorted(registry.load_registry().items()):
         fig = registry.resolve(entry, "paper", {})
-        if any(getattr(AGENTS.get(c.get("agent", {}).get("name")), "uses_accelerator", False)
-               for c in registry.all_cells([fig]).values()):
+        if any(uses_torch(c) for c in registry.all_cells([fig]).values()):
             out[fid] = fig
     return out
 

@@ -65,25 +65,25 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
             raise RegistryError(str(err)) from None
 
 
-def _torch_agent(cell: dict) -> bool:
-    """Whether the cell's agent runs in torch (``uses_accelerator``: the neural agents)."""
+def uses_torch(cell: dict) -> bool:
+    """Whether the cell's agent runs in torch and can use an accelerator (``uses_accelerator``: the
+    neural agents)."""
     from .agents import AGENTS
 
-    agent = AGENTS.get(cell.get("agent", {}).get("name")) if "agent" in cell else None
-    return agent is not None and getattr(agent, "uses_accelerator", False)
+    return getattr(AGENTS.get(cell.get("agent", {}).get("name")), "uses_accelerator", False)
 
 
 def gpu_request(cell: dict, gpus) -> int:
     """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
     agent can use an accelerator, else 0."""
-    return int(gpus) if gpus and _torch_agent(cell) else 0
+    return int(gpus) if gpus and uses_torch(cell) else 0
 
 
 def job_threads(cell: dict, torch_threads=1) -> int:
     """CPU threads of a simulate job of ``cell``: ``torch_threads`` (config) when its agent runs in
     torch, whose numbers do not depend on it (tests/test_threads.py); else 1 (numpy agents, BLAS
     pinned to one thread: many such jobs run side by side)."""
-    return max(1, int(torch_threads)) if _torch_agent(cell) else 1
+    return max(1, int(torch_threads)) if uses_torch(cell) else 1
 
 
 DEVICES = ("cpu", "cuda")
@@ -95,13 +95,8 @@ def job_device(cell: dict, device: str = "cpu", gpus=0) -> str | None:
     use an accelerator and whose spec does not name a device itself; else None (the spec's device,
     the agent's default "cpu").  It is not part of the cell: the same cell on another device is the
     same experiment, whose float32 numbers may differ in the last bits."""
-    from .agents import AGENTS
-
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
-    if "agent" not in cell or "device" in cell["agent"]:
-        return None
-    agent = AGENTS.get(cell["agent"]["name"])
-    if agent is None or not getattr(agent, "uses_accelerator", False):
+    if "device" in cell.get("agent", {}) or not uses_torch(cell):
         return None
     return "cuda" if device == "cuda" or gpu_request(cell, gpus) else None

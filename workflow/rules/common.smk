@@ -289,27 +289,29 @@ def timing_job(w):
     return cell(w.scale, w.key).get("timing") == "unbatched"
 
 
+def local_cores():
+    """A local run's --cores, or None (a cluster executor given no --cores: each job is its own
+    allocation)."""
+    try:
+        return int(workflow.cores)
+    except (WorkflowError, TypeError, ValueError):
+        return None
+
+
 def job_threads(w):
     """Threads of the job's simulation (validation.job_threads): config ``torch_threads`` for a
     torch agent's cell (same numbers at any count), 1 for the others and for timing jobs (their
     wall time is the result), capped at a local run's --cores."""
     n = 1 if timing_job(w) else validation.job_threads(cell(w.scale, w.key), config.get("torch_threads", 1))
-    try:
-        return min(n, int(workflow.cores))
-    except (WorkflowError, TypeError, ValueError):
-        return n
+    return min(n, local_cores() or n)
 
 
 def simulate_threads(w):
     """The job's threads for scheduling: its simulation's (job_threads); for a timing job every
-    core of a local run (--cores), so that it runs alone.  Without a local core count (a cluster
-    executor given no --cores: each job is its own allocation) its simulation's."""
+    core of a local run (--cores), so that it runs alone, or 1 without a local core count."""
     if not timing_job(w):
         return job_threads(w)
-    try:
-        return int(workflow.cores)
-    except (WorkflowError, TypeError, ValueError):
-        return 1
+    return local_cores() or 1
 
 
 def device_option(w):

@@ -9,8 +9,9 @@
 #   a torch agent's job takes config `torch_threads` (default 1; same numbers at any count:
 #   tests/test_threads.py), for a figure with fewer long neural jobs than cores;
 # * on SLURM (workflow/profiles/slurm) every job is its own allocation of cpus_per_task (1, or
-#   torch_threads for a torch agent's job) and a timing job's threads do not change it: a timing job asks for a whole node instead (resource slurm_extra:
-#   --exclusive), so no other job shares its node.  Nodes may differ: to compare timing cells with
+#   torch_threads for a torch agent's job) and a timing job's threads do not change it: a timing
+#   job asks for a whole node instead (resource slurm_extra: --exclusive), so no other job shares
+#   its node.  Nodes may differ: to compare timing cells with
 #   each other, pin them to one kind of node (--set-resources simulate:constraint=NAME), or build
 #   the timing figure (phe-runtime) on one machine;
 # * every seed runs runner.TIMING_REPEATS (5) times, each a full run, whose numbers must be
