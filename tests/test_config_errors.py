@@ -394,3 +394,62 @@ def test_torch_threads_sets_the_threads_of_neural_jobs_only(project):
     assert neural and linear
     assert all("OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 MKL_NUM_THREADS=2 " in s for s in neural)
     assert all("OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 " in s for s in linear)
+
+
+# ---------------------------------------------------------------------------------------
+# hostile figure ids and skip patterns: refused at load, nothing executed
+
+HOSTILE_IDS = ["phe-x`touch PWNED`", "phe-x;touch PWNED", "phe-x $(touch PWNED)", "phe-a b", "phe-../x",
+               "phe-x/y", "xyz-fig1", "phe-", "PHE-fig1", "phe-fig1'"]
+
+
+@pytest.mark.parametrize("fid", HOSTILE_IDS)
+def test_a_hostile_figure_id_is_refused_at_load(tmp_path, fid):
+    figures = tmp_path / "config" / "figures"
+    figures.mkdir(parents=True)
+    (figures / "phe.yaml").write_text(
+        f"{json_key(fid)}:\n  title: t\n  caption: c\n  kind: table\n  static: {{name: x}}\n")
+    with pytest.raises(RegistryError, match=r"figure id .* is not allowed: an id is a paper prefix"):
+        registry.load_registry(tmp_path / "config", REGISTRY_SCHEMA)
+
+
+def json_key(text):
+    import json
+
+    return json.dumps(text)          # a YAML double-quoted key
+
+
+@pytest.mark.parametrize("pattern", ["phe-fig1;touch PWNED", "`touch PWNED`", "phe-fig1 x", "$(id)", "../x"])
+def test_a_hostile_skip_pattern_is_refused(pattern):
+    with pytest.raises(RegistryError, match=r"is not an id pattern"):
+        registry.match_ids([pattern], ["phe-fig1", "phe-fig2"], "skip pattern")
+
+
+def test_a_registry_whose_top_level_is_a_list_is_one_clear_error(tmp_path):
+    figures = tmp_path / "config" / "figures"
+    figures.mkdir(parents=True)
+    (figures / "phe.yaml").write_text("- phe-fig1\n- phe-fig2\n")
+    with pytest.raises(RegistryError, match=r"phe\.yaml: the top level must be a mapping of figure ids"):
+        registry.load_registry(tmp_path / "config", REGISTRY_SCHEMA)
+
+
+@pytest.mark.workflow
+def test_a_hostile_id_or_skip_pattern_executes_nothing(project):
+    """Neither a dry run nor a real run of REPORT.md executes a command smuggled in an id or a skip
+    pattern: both stop before any job, with one line naming the id or the pattern."""
+    path = project / "config" / "figures" / "phe.yaml"
+    saved = path.read_text()
+    path.write_text(saved + '\n"phe-x`touch PWNED`":\n  title: t\n  caption: c\n  kind: table\n  static: {name: phe-tab1}\n')
+    try:
+        for runner_args in (["-n"], []):
+            res = subprocess.run([sys.executable, "-m", "snakemake", *runner_args, "--cores", "1",
+                                  "figures/smoke/REPORT.md", "--config", "scale=smoke"], cwd=project,
+                                 capture_output=True, text=True, timeout=300)
+            out = res.stdout + res.stderr
+            assert res.returncode != 0 and "figure id 'phe-x`touch PWNED`' is not allowed" in out, out[-3000:]
+            assert "Traceback (most recent call last)" not in out
+    finally:
+        path.write_text(saved)
+    res = _dry_run(project, "all", "--config", "scale=smoke", "skip=[phe-fig1`touch PWNED`]")
+    assert res.returncode != 0 and "is not an id pattern" in res.output, res.output[-3000:]
+    assert not (project / "PWNED").exists()

@@ -26,6 +26,12 @@ import yaml
 from .paths import run_file
 
 SCALES = ("smoke", "default", "paper")
+PAPERS = ("phe", "lines", "glmes", "epp")
+# A figure id: a paper prefix, a dash, then lower-case letters, digits and inner dashes (no spaces,
+# "/", "..", quotes or shell characters: ids become file names and command-line words).
+FIGURE_ID = re.compile(r"^(?:" + "|".join(PAPERS) + r")-[a-z0-9]+(?:-[a-z0-9]+)*$")
+# A `skip` pattern: the id characters plus the glob characters * ? [ ] !
+SKIP_PATTERN = re.compile(r"^[a-z0-9*?\[\]!-]+$")
 _FIELD = re.compile(r"^\{(\w+)\}$")
 _ANY_FIELD = re.compile(r"\{(\w+)\}")
 
@@ -73,6 +79,9 @@ def match_ids(patterns, ids, what="pattern") -> list:
 
     ids = list(ids)
     for pat in patterns:
+        if not SKIP_PATTERN.match(str(pat)):
+            raise RegistryError(f"{what} {str(pat)!r} is not an id pattern: use lower-case letters, "
+                                "digits, '-' and the glob characters * ? [ ] !")
         if not any(fnmatch.fnmatchcase(i, str(pat)) for i in ids):
             raise RegistryError(f"{what} {str(pat)!r} matches no figure id; known ids: {', '.join(ids)}")
     return [i for i in ids if any(fnmatch.fnmatchcase(i, str(pat)) for pat in patterns)]
@@ -90,7 +99,12 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
     schema = load_yaml(schema_path)
     registry = {}
     for path in sorted(Path(config_dir, "figures").glob("*.yaml")):
-        for fid, entry in load_yaml(path).items():
+        document = load_yaml(path)
+        if not isinstance(document, dict):
+            raise RegistryError(f"{path}: the top level must be a mapping of figure ids to entries, "
+                                f"not a {type(document).__name__}")
+        for fid, entry in document.items():
+            check_figure_id(fid, path)
             if fid in registry:
                 raise RegistryError(f"figure id {fid!r} defined twice (second time in {path})")
             try:
@@ -103,6 +117,14 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
             entry.setdefault("paper", fid.split("-")[0])
             registry[fid] = entry
     return registry
+
+
+def check_figure_id(fid, where) -> None:
+    """RegistryError unless ``fid`` is a well-formed figure id (:data:`FIGURE_ID`)."""
+    if not isinstance(fid, str) or not FIGURE_ID.match(fid):
+        raise RegistryError(f"{where}: figure id {fid!r} is not allowed: an id is a paper prefix "
+                            f"({', '.join(PAPERS)}), a dash, then lower-case letters, digits and dashes "
+                            "(e.g. phe-fig1)")
 
 
 def substitute(obj, values: dict):

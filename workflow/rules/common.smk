@@ -45,7 +45,7 @@ def built_ids(scale):
     return [i for i in IDS if i not in reused]
 
 
-PAPERS = ["phe", "lines", "glmes", "epp"]
+PAPERS = list(registry.PAPERS)
 _RESOLVED = {}
 
 

@@ -19,8 +19,8 @@ rule report_all:
         "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
-        ids=" ".join(IDS),
-        skipped=" ".join(SKIPPED),
+        ids=" ".join(shlex.quote(i) for i in IDS),
+        skipped=" ".join(shlex.quote(i) for i in SKIPPED),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
         "--ids {params.ids} --skipped {params.skipped} --out {output}"
@@ -38,7 +38,7 @@ rule report_paper:
         "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
-        ids=lambda w: " ".join(i for i in IDS if REGISTRY[i]["paper"] == w.paper),
+        ids=lambda w: " ".join(shlex.quote(i) for i in IDS if REGISTRY[i]["paper"] == w.paper),
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
         "--ids {params.ids} --out {output}"
