@@ -359,7 +359,7 @@ def test_figure_runs():
         (a, (0, 2)), (a, (2, 4)), (a, (4, 5)), (b, (0, 2)), (a, (2, 3))]]
     path = paths.run_file("paper", "k", 0, 50)
     assert path.startswith("results/paper/runs/k/seeds-0-50.")
-    assert aggregate._RUN.search(paths.run_file("smoke", a, 0, 2)).group("key", "a", "b") == (a, "0", "2")
+    assert paths.run_key(paths.run_file("smoke", a, 0, 2)) == a
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,15 +8,13 @@ Statistics live in ``stats``, writers in ``atomic``.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from .protocol import TIMED_PARTS
+from .paths import run_key
 from .registry import figure_runs
 from .stats import final_rows
 
-_RUN = re.compile(r"runs/(?P<key>\w+)/seeds-(?P<a>\d+)-(?P<b>\d+)\.npz$")
 
 
 class CacheError(RuntimeError):
@@ -65,17 +63,32 @@ def param_count(cell: dict):
     return int(count(cell["agent"], d))
 
 
-def figure_table(fig: dict, per_job: int, files=None):
-    """The long table of a resolved simulation figure; a curve whose agent counts its parameters
-    (:func:`param_count`) gets them in a column ``params`` (the x axis of a regret-compute plot)."""
+def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
+    """{key: rows} of every cell of a resolved figure, as the figure keeps them (compact, finals
+    only for ``archive: finals``; :func:`archive.reduce_runs`): ``archived`` ({key: rows} from its
+    archive) first, the other cells from their run files."""
     import pandas as pd
 
+    from .archive import archive_mode, reduce_runs
+
+    frames = dict(archived or {})
     files = files or figure_runs(fig, per_job)
     by_key = {}
     for f in files:
-        m = _RUN.search(str(f))
-        by_key.setdefault(m.group("key"), []).append(read_run(f))
-    cache = {k: pd.concat(v, ignore_index=True) for k, v in by_key.items()}
+        if run_key(f) not in frames:
+            by_key.setdefault(run_key(f), []).append(read_run(f))
+    mode = archive_mode(fig)
+    frames.update({k: reduce_runs(pd.concat(v, ignore_index=True), mode) for k, v in by_key.items()})
+    return frames
+
+
+def figure_table(fig: dict, per_job: int, files=None, frames=None):
+    """The long table of a resolved simulation figure from its cells' rows (``frames``, default
+    :func:`cell_frames` from run files); a curve whose agent counts its parameters
+    (:func:`param_count`) gets them in a column ``params`` (the x axis of a regret-compute plot)."""
+    import pandas as pd
+
+    cache = frames if frames is not None else cell_frames(fig, per_job, files=files)
     parts = []
     for s in fig["series"]:
         df = cache[s["key"]]

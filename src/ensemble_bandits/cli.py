@@ -102,12 +102,20 @@ def figure_spec(fig: dict) -> dict:
             "pending_curves": list(fig.get("pending_curves", {}))}
 
 
-def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
+def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archive: str | None = None,
+                staged: str | None = None):
+    """The table of a resolved figure: a static table, or its simulated cells (from the archive at
+    ``archive`` where it covers them, else their run files), derived as its entry says.  ``staged``:
+    also write the figure's archive there (simulated figures only)."""
     import pandas as pd
 
-    from .aggregate import DERIVED, figure_table
+    from .aggregate import DERIVED, cell_frames, figure_table
+
+    from . import archive as arch
 
     entry = fig["entry"]
+    if staged and not fig.get("series"):
+        arch.write_archive(fig, {}, staged)     # a static table or a diagram: nothing to archive
     if "static" in entry:
         from .paper_tables import STATIC_TABLES
 
@@ -123,7 +131,19 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None):
         return STATIC_TABLES[st["name"]](**params)
     if not fig["series"]:
         return pd.DataFrame({"id": [fig["id"]]})
-    table = figure_table(fig, seeds_per_job)
+    archived = {}
+    if archive:
+        try:
+            keys = arch.usable_keys(archive, fig)
+            archived = arch.read_cells(archive, fig, keys)
+        except arch.ArchiveError as err:
+            raise SystemExit(str(err)) from None
+        print(f"{fig['id']}: {len(archived)} of {len(arch.cells_of(fig))} cells from the archive {archive}",
+              file=sys.stderr)
+    frames = cell_frames(fig, seeds_per_job, archived)
+    if staged:
+        arch.write_archive(fig, frames, staged)
+    table = figure_table(fig, seeds_per_job, frames=frames)
     if "derive" in entry:
         d = entry["derive"]
         table = DERIVED[d["name"]](table, **d.get("params", {}))
@@ -139,9 +159,31 @@ def cmd_aggregate(args):
         from .data import config_data_dir
 
         data_dir = str(config_data_dir(args.configfile, registry.load_yaml(args.configfile).get("data_dir")))
-    table = build_table(fig, fig["seeds_per_job"], data_dir)
+    if args.archive and args.archive_sha256:
+        from .data import sha256
+
+        if sha256(args.archive) != args.archive_sha256:
+            raise SystemExit(f"archive {args.archive} changed while the workflow ran (SHA-256 differs); rerun")
+    table = build_table(fig, fig["seeds_per_job"], data_dir, archive=args.archive, staged=args.staged)
     write_table_atomic(table, args.table)
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
+
+
+def cmd_archive(args):
+    """Copy a staged archive (written by an aggregate job) to its committed place, after checking
+    that it is the archive of the figure the target's name says."""
+    import shutil
+
+    from . import archive as arch
+    from .atomic import atomic_write
+
+    fid = os.path.basename(args.out).removesuffix(".parquet")
+    try:
+        meta = arch.read_meta(args.staged, fid)
+    except arch.ArchiveError as err:
+        raise SystemExit(str(err)) from None
+    atomic_write(args.out, lambda tmp: shutil.copyfile(args.staged, tmp))
+    print(f"{fid}: archive of {len(meta['cells'])} cells ({meta['mode']}) written to {args.out}", file=sys.stderr)
 
 
 def cmd_claims(args):
@@ -351,7 +393,15 @@ def main(argv=None):
     a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
     a.add_argument("--table", required=True)
     a.add_argument("--spec", required=True)
+    a.add_argument("--archive", help="the figure's archive: the cells it covers are read from it, not from run files")
+    a.add_argument("--staged", help="also write the figure's archive (its cells' compact per-seed rows) here")
+    a.add_argument("--archive-sha256", help="the SHA-256 the archive must have (checked before it is read)")
     a.set_defaults(fn=cmd_aggregate)
+
+    ar = sub.add_parser("archive", help="copy a figure's staged archive to its committed place, checked")
+    ar.add_argument("--staged", required=True, help="the archive an aggregate job wrote (results/<scale>/archives)")
+    ar.add_argument("--out", required=True, help="figures/<scale>/archives/<id>.parquet")
+    ar.set_defaults(fn=cmd_archive)
 
     c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
     c.add_argument("--figure", required=True, help=figure_help)

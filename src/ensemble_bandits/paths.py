@@ -31,6 +31,11 @@ def run_file(scale, key, start, end) -> str:
     return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"
 
 
+def run_key(path) -> str:
+    """The cell key of a run file's path (see :func:`run_file`)."""
+    return Path(path).parent.name
+
+
 def figure_file(scale, fid) -> str:
     """The resolved figure a job reads (written once per figure and scale by rule resolve_figure)."""
     return f"results/{scale}/figures/{fid}.json"
@@ -39,6 +44,16 @@ def figure_file(scale, fid) -> str:
 def claims_file(scale, fid) -> str:
     """Verdicts of a figure's claims (JSON; the same name with ``.rst`` for the HTML report)."""
     return f"results/{scale}/claims/{fid}.json"
+
+
+def archive_file(scale, fid) -> str:
+    """A figure's archive: the compact per-seed rows of its cells (committed at paper scale)."""
+    return f"figures/{scale}/archives/{fid}.parquet"
+
+
+def staged_archive(scale, fid) -> str:
+    """The archive as the aggregate job writes it (rule archive copies it to :func:`archive_file`)."""
+    return f"results/{scale}/archives/{fid}.parquet"
 
 
 def record_file(scale, fid) -> str:

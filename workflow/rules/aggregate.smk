@@ -32,6 +32,7 @@ rule aggregate:
     output:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
         spec="results/{scale}/tables/{paper}-{fig}.json",
+        archive=paths.staged_archive("{scale}", "{paper}-{fig}"),
     log:
         "results/{scale}/logs/aggregate/{paper}-{fig}.log",
     conda:
@@ -43,9 +44,25 @@ rule aggregate:
         logged=LOGGED,
         algorithms=ALGORITHMS_VERSION,
         data=data_option,
+        archive=archive_option,
     shell:
         "OPENBLAS_NUM_THREADS=1 {params.logged} {log} python -m ensemble_bandits.cli aggregate --figure {input.figure} "
-        "{params.data} --table {output.table} --spec {output.spec}"
+        "{params.data} {params.archive} --table {output.table} --spec {output.spec} --staged {output.archive}"
+
+
+# A figure's archive, committed at paper scale: the compact per-seed rows of its cells that its
+# aggregate job wrote (ensemble_bandits.archive).  Only `all` and the paper targets ask for it.
+rule archive:
+    input:
+        paths.staged_archive("{scale}", "{paper}-{fig}"),
+    output:
+        paths.archive_file("{scale}", "{paper}-{fig}"),
+    log:
+        "results/{scale}/logs/archive/{paper}-{fig}.log",
+    params:
+        logged=LOGGED,
+    shell:
+        "{params.logged} {log} python -m ensemble_bandits.cli archive --staged {input} --out {output}"
 
 
 rule claims:

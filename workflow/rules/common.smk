@@ -6,7 +6,7 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from ensemble_bandits import ALGORITHMS_VERSION, costs, data, envs, paths, registry, runner, validation
+from ensemble_bandits import ALGORITHMS_VERSION, archive, costs, data, envs, paths, registry, runner, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -209,7 +209,7 @@ def targets(scale, paper=None):
     summary = f"figures/{scale}/REPORT.md" if paper is None else f"figures/{scale}/REPORT-{paper}.md"
     if REPORTING:  # the figures built (REPORT.md would pull in every figure: it is not in the report)
         return figure_targets(scale, built_only(scale, ids))
-    return figure_targets(scale, ids) + [summary]
+    return figure_targets(scale, ids) + archive_targets(scale, ids) + [summary]
 
 
 # SLURM runtime request: RUNTIME_SAFETY x the cost model's estimate, plus 10 minutes (job start-up,
@@ -268,10 +268,56 @@ def announce_cost():
         print(notice, file=sys.stderr, flush=True)
 
 
+# Archives (ensemble_bandits.archive): at these scales a figure's committed archive stands in for
+# the run files of the cells it covers.
+ARCHIVE_SCALES = ("paper",)
+
+
+def committed_archive(scale, fid):
+    """The path of ``fid``'s committed archive when the workflow reads it (scale in ARCHIVE_SCALES,
+    config archives: use, the file there), else None."""
+    path = paths.archive_file(scale, fid)
+    if scale in ARCHIVE_SCALES and config.get("archives", "use") == "use" and os.path.exists(path):
+        return path
+    return None
+
+
+def archived_keys(scale, fid):
+    """The cells of ``fid`` that its committed archive covers (same key, algorithms version, seeds)."""
+    path = committed_archive(scale, fid)
+    if path is None:
+        return []
+    try:
+        return archive.usable_keys(path, figure(scale, fid))
+    except archive.ArchiveError as err:
+        raise WorkflowError(f"{fid}: {err}")
+
+
 def simulation_runs(w):
-    """Run files of the figure an aggregate job builds (after the cost notice, see above)."""
+    """Run files of the figure an aggregate job builds (after the cost notice, see above): those of
+    the cells its committed archive does not cover."""
     announce_cost()
-    return registry.figure_runs(figure(w.scale, fid_of(w)), config["seeds_per_job"])
+    fig = figure(w.scale, fid_of(w))
+    covered = set(archived_keys(w.scale, fid_of(w)))
+    runs = registry.figure_runs(fig, config["seeds_per_job"])
+    return [f for f in runs if paths.run_key(f) not in covered]
+
+
+def archive_option(w):
+    """``--archive PATH`` for an aggregate job whose figure has a committed archive covering some
+    of its cells, with the archive's SHA-256 (a new archive reruns the job), else empty."""
+    fid = fid_of(w)
+    if not archived_keys(w.scale, fid):
+        return ""
+    path = committed_archive(w.scale, fid)
+    return f"--archive {shlex.quote(path)} --archive-sha256 {data.sha256(path)}"
+
+
+def archive_targets(scale, ids):
+    """The archives `all` writes at ``scale`` (ARCHIVE_SCALES): one per simulated figure."""
+    if scale not in ARCHIVE_SCALES:
+        return []
+    return [paths.archive_file(scale, i) for i in ids if figure(scale, i)["series"]]
 
 
 def unknown_target_error(w):

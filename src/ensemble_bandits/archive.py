@@ -1,0 +1,151 @@
+"""A figure's archive: the compact per-seed data its table is built from, committed at paper scale.
+
+An archive (``figures/<scale>/archives/<id>.parquet``) holds, per cell of the figure, the columns of
+its run files (seed, t, regret, seconds, ...) for every seed the figure uses, with float64 stored as
+float32 and integers as int32 (:func:`compact`; the figure's table is always built from this compact
+form, so a table rebuilt from an archive is the table the run gave, bit for bit).  A figure whose
+registry entry says ``archive: finals`` keeps only each seed's last checkpoint (its plot and claims
+read final values only).  The parquet metadata says what the file is: the figure id, the format
+version, and per cell its key, seed count and the algorithms version of its numbers; a file that
+does not say so, or says something else, is refused with one line naming it.
+
+When the figure's archive exists, the workflow takes every cell it covers (same key, same algorithms
+version, at least the seeds the figure uses) from it instead of from run files, and simulates only
+the cells it lacks (e.g. a reading added later); config ``archives: ignore`` reruns from run files.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+FORMAT = 1
+META_KEY = b"ensemble_bandits.archive"
+MODES = ("full", "finals")
+
+
+class ArchiveError(ValueError):
+    """An archive that cannot be used: unreadable, of another figure or format, or damaged."""
+
+
+def compact(df):
+    """``df`` with float64 columns as float32 and int64 columns as int32 (a copy)."""
+    out = df.copy()
+    for col in out.columns:
+        kind = out[col].dtype
+        if kind == np.float64:
+            out[col] = out[col].astype(np.float32)
+        elif kind == np.int64:
+            out[col] = out[col].astype(np.int32)
+    return out
+
+
+def finals_only(df):
+    """The rows of each seed's last checkpoint."""
+    last = df.groupby("seed")["t"].transform("max")
+    return df[df["t"] == last].reset_index(drop=True)
+
+
+def reduce_runs(df, mode: str):
+    """A cell's run-file rows as the figure keeps them: compact, and only finals for ``finals``."""
+    if mode not in MODES:
+        raise ArchiveError(f"archive mode {mode!r} is not one of {', '.join(MODES)}")
+    df = compact(df.sort_values(["seed", "t"], kind="stable").reset_index(drop=True))
+    return finals_only(df) if mode == "finals" else df
+
+
+def cells_of(fig: dict) -> dict:
+    """{key: {"seeds": n, "algorithms": stamp}} of a resolved figure's simulated cells."""
+    from .runner import algorithms_stamp
+
+    out = {}
+    for s in fig.get("series", []):
+        c = out.setdefault(s["key"], {"seeds": 0, "algorithms": algorithms_stamp(s["cell"])})
+        c["seeds"] = max(c["seeds"], int(s["seeds"]))
+    return out
+
+
+def write_archive(fig: dict, frames: dict, path) -> str:
+    """Write the archive of ``fig`` from ``frames`` ({key: reduced rows}, see :func:`reduce_runs`)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .atomic import atomic_write
+
+    cells = cells_of(fig)
+    missing = sorted(set(cells) - set(frames))
+    if missing:
+        raise ArchiveError(f"{fig['id']}: no rows for cell(s) {', '.join(missing)}")
+    parts = []
+    for key in sorted(cells):
+        df = frames[key]
+        df = df[df["seed"] < cells[key]["seeds"]].copy()
+        df.insert(0, "key", key)
+        parts.append(df)
+    data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"key": pd.Series([], dtype=str)})
+    table = pa.Table.from_pandas(data, preserve_index=False)
+    meta = {"format": FORMAT, "figure": fig["id"], "scale": fig["scale"], "mode": archive_mode(fig),
+            "cells": cells}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def archive_mode(fig: dict) -> str:
+    return fig.get("entry", {}).get("archive", "full")
+
+
+def read_meta(path, fid: str) -> dict:
+    """The metadata of the archive at ``path``, checked to be an archive of figure ``fid``."""
+    import pyarrow.parquet as pq
+
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(META_KEY)
+    except Exception as err:  # noqa: BLE001 - any failure to read means a damaged file
+        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); restore it with "
+                           f"`git checkout -- {path}`") from None
+    if raw is None:
+        raise ArchiveError(f"{path} is not an archive of this project (no {META_KEY.decode()} metadata)")
+    meta = json.loads(raw)
+    if meta.get("format") != FORMAT:
+        raise ArchiveError(f"archive {path} has format {meta.get('format')!r}; this version reads format {FORMAT}")
+    if meta.get("figure") != fid:
+        raise ArchiveError(f"archive {path} is of figure {meta.get('figure')!r}, not {fid!r}")
+    return meta
+
+
+def usable_keys(path, fig: dict) -> list:
+    """The figure's cells the archive covers: same key, same algorithms version, enough seeds (an
+    absent archive covers none)."""
+    if not os.path.exists(path):
+        return []
+    meta = read_meta(path, fig["id"])
+    if meta.get("mode") != archive_mode(fig):
+        return []
+    have = meta["cells"]
+    return sorted(k for k, c in cells_of(fig).items()
+                  if k in have and have[k]["algorithms"] == c["algorithms"] and have[k]["seeds"] >= c["seeds"])
+
+
+def read_cells(path, fig: dict, keys) -> dict:
+    """{key: rows} of ``keys`` from the archive of ``fig`` (checked: each key present with every seed)."""
+    import pandas as pd
+
+    read_meta(path, fig["id"])
+    try:
+        df = pd.read_parquet(path, filters=[("key", "in", list(keys))]) if keys else None
+    except Exception as err:  # noqa: BLE001
+        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); restore it with "
+                           f"`git checkout -- {path}`") from None
+    cells, out = cells_of(fig), {}
+    for key in keys:
+        rows = df[(df["key"] == key) & (df["seed"] < cells[key]["seeds"])].drop(columns="key")
+        rows = rows.reset_index(drop=True)
+        seeds = set(rows["seed"].tolist())
+        if seeds != set(range(cells[key]["seeds"])):
+            raise ArchiveError(f"archive {path}: cell {key} holds {len(seeds)} seeds, the metadata says "
+                               f"{cells[key]['seeds']}; restore it with `git checkout -- {path}`")
+        out[key] = rows
+    return out

@@ -1,0 +1,133 @@
+"""Archives: a figure's compact per-seed rows, committed at paper scale, from which a fresh clone
+redraws the figure and re-decides its claims without simulating (ensemble_bandits.archive)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ensemble_bandits import archive, paths, runner
+from ensemble_bandits.aggregate import cell_frames, figure_table
+from helpers import ROOT, copy_project
+
+
+def _runs(seeds, rounds=(10, 20, 30)):
+    rng = np.random.default_rng(0)
+    rows = [{"seed": s, "t": t, "regret": float(rng.random() * t), "seconds": 0.1 * t} for s in range(seeds)
+            for t in rounds]
+    return pd.DataFrame(rows).astype({"seed": np.int64, "t": np.int64})
+
+
+def _fig(mode="full", seeds=3):
+    cell = {"env": {"name": "russo_finite", "d": 2, "n_arms": 3}, "agent": {"name": "lints"}, "horizon": 30}
+    entry = {"id": "lines-x", "archive": mode} if mode != "full" else {"id": "lines-x"}
+    return {"id": "lines-x", "scale": "paper", "entry": entry,
+            "series": [{"key": "aaaaaaaaaaaa", "cell": cell, "panel": "", "curve": "A", "vars": {}, "seeds": seeds}]}
+
+
+def test_compact_stores_float32_and_int32_and_finals_keeps_last_rounds():
+    df = archive.reduce_runs(_runs(2), "full")
+    assert df["regret"].dtype == np.float32 and df["seed"].dtype == np.int32 and df["t"].dtype == np.int32
+    fin = archive.reduce_runs(_runs(2), "finals")
+    assert fin["t"].tolist() == [30, 30] and fin["seed"].tolist() == [0, 1]
+
+
+def test_an_archive_round_trips_and_says_what_it_is(tmp_path):
+    fig, path = _fig(), tmp_path / "lines-x.parquet"
+    frames = {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}
+    archive.write_archive(fig, frames, path)
+    meta = archive.read_meta(path, "lines-x")
+    assert meta["cells"] == {"aaaaaaaaaaaa": {"seeds": 3, "algorithms": runner.algorithms_stamp(fig["series"][0]["cell"])}}
+    assert archive.usable_keys(path, fig) == ["aaaaaaaaaaaa"]
+    back = archive.read_cells(path, fig, ["aaaaaaaaaaaa"])
+    pd.testing.assert_frame_equal(back["aaaaaaaaaaaa"], frames["aaaaaaaaaaaa"])
+    pd.testing.assert_frame_equal(figure_table(fig, 50, frames=back), figure_table(fig, 50, frames=frames))
+
+
+def test_cells_of_another_version_more_seeds_or_another_mode_are_not_taken(tmp_path):
+    fig, path = _fig(), tmp_path / "lines-x.parquet"
+    archive.write_archive(fig, {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}, path)
+    assert archive.usable_keys(path, _fig(seeds=4)) == []              # the figure now wants 4 seeds
+    assert archive.usable_keys(path, _fig(seeds=2)) == ["aaaaaaaaaaaa"]  # fewer: a prefix
+    assert archive.usable_keys(path, _fig(mode="finals")) == []
+    meta = archive.read_meta(path, "lines-x")
+    meta["cells"]["aaaaaaaaaaaa"]["algorithms"] = "0"
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    pq.write_table(t.replace_schema_metadata({archive.META_KEY: json.dumps(meta).encode()}), path)
+    assert archive.usable_keys(path, fig) == []
+
+
+def test_a_file_that_is_not_this_figures_archive_is_refused(tmp_path):
+    path = tmp_path / "x.parquet"
+    _runs(2).to_parquet(path)
+    with pytest.raises(archive.ArchiveError, match="is not an archive of this project"):
+        archive.read_meta(path, "lines-x")
+    archive.write_archive(_fig(), {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}, path)
+    with pytest.raises(archive.ArchiveError, match="is of figure 'lines-x', not 'lines-y'"):
+        archive.read_meta(path, "lines-y")
+    path.write_bytes(b"garbage")
+    with pytest.raises(archive.ArchiveError, match=r"is unreadable .* restore it with `git checkout -- "):
+        archive.read_meta(path, "lines-x")
+
+
+def test_cell_frames_take_archived_cells_and_read_run_files_for_the_others(tmp_path, monkeypatch):
+    fig = _fig()
+    other = dict(fig["series"][0], key="bbbbbbbbbbbb", curve="B")
+    fig["series"].append(other)
+    monkeypatch.chdir(tmp_path)
+    from ensemble_bandits.atomic import write_columns_atomic
+
+    runs = _runs(3)
+    write_columns_atomic({c: runs[c].to_numpy() for c in runs}, paths.run_file("paper", "bbbbbbbbbbbb", 0, 3))
+    archived = {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}
+    frames = cell_frames(fig, 50, archived)
+    assert set(frames) == {"aaaaaaaaaaaa", "bbbbbbbbbbbb"}
+    pd.testing.assert_frame_equal(frames["bbbbbbbbbbbb"], archive.reduce_runs(runs, "full"))
+
+
+def _committed_archives():
+    return sorted(p.stem for p in (ROOT / "figures" / "paper" / "archives").glob("*.parquet"))
+
+
+def test_committed_archives_are_archives_of_their_figures_within_the_budget():
+    names = _committed_archives()
+    total = 0
+    for fid in names:
+        path = ROOT / "figures" / "paper" / "archives" / f"{fid}.parquet"
+        meta = archive.read_meta(path, fid)
+        assert meta["scale"] == "paper" and meta["cells"]
+        total += path.stat().st_size
+    assert total <= 40e6, f"archives take {total / 1e6:.1f} MB, over the 40 MB budget"
+
+
+@pytest.mark.workflow
+def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_path):
+    """In a fresh copy (no results/), the figure, its record and its archive come back from the
+    committed archive alone: no simulate job, the same PNG and claims, the same archive bytes."""
+    fid = "lines-gauss-ts"
+    if fid not in _committed_archives():
+        pytest.fail(f"{fid} has no committed archive (figures/paper/archives/{fid}.parquet)")
+    project = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
+    committed = {p: (project / p).read_bytes() for p in
+                 (f"figures/paper/{fid}.png", paths.archive_file("paper", fid))}
+    record = json.loads((project / paths.record_file("paper", fid)).read_text())
+    (project / paths.record_file("paper", fid)).unlink()
+    (project / f"figures/paper/{fid}.png").unlink()
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", paths.record_file("paper", fid),
+                          f"figures/paper/{fid}.png", paths.archive_file("paper", fid), "--config", "scale=paper",
+                          "--forcerun", "archive"], cwd=project, capture_output=True, text=True, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert "rule simulate" not in out and "simulate_group" not in out, out[-3000:]
+    for p, data in committed.items():
+        assert (project / p).read_bytes() == data, p
+    again = json.loads((project / paths.record_file("paper", fid)).read_text())
+    assert {k: v for k, v in again.items() if k != "run"} == {k: v for k, v in record.items() if k != "run"}
