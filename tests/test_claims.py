@@ -377,9 +377,31 @@ def test_robust_comparison_is_not_fooled_by_a_collapse():
     fin["A"][7] = 5000.0
     table = long_table(fin)
     assert claims.outperforms(table, ["A"], ["B"])[0] == INCONCLUSIVE                  # the mean is fooled
-    st, numbers = claims.outperforms(table, ["A"], ["B"], robust=True, collapse=2000)
+    st, numbers = claims.outperforms(table, ["A"], ["B"], robust=True, collapse=2000, location="pseudo-median")
     assert st == REPRODUCED, numbers
     assert "pseudo-median diff" in numbers and "medians" in numbers and "> 2000 in 1/30 vs 0/30 runs" in numbers
+
+
+def test_the_mean_decides_unless_the_claim_names_another_location():
+    """``robust`` shows the pseudo-median beside the mean; the mean still decides."""
+    fin = paired(-10.0, sd=3.0)
+    fin["A"][7] = 5000.0
+    st, numbers = claims.outperforms(long_table(fin), ["A"], ["B"], robust=True, collapse=2000)
+    assert st == INCONCLUSIVE and numbers.startswith("[P] A - B: diff ") and "(shown, not deciding)" in numbers
+    with pytest.raises(ClaimError, match="location must be one of mean, pseudo-median"):
+        claims.outperforms(long_table(fin), ["A"], ["B"], location="median")
+
+
+def test_seeds_to_decide_follow_the_interval_and_the_nearest_bound():
+    from ensemble_bandits.claims.core import Comparison, seeds_to_decide
+
+    c = Comparison("x", 0.3, 0.3, n=100, estimate=10.0, halfwidth=20.0, bounds=(0.0,))
+    assert c.seeds_to_decide() == 400                 # the half-width must halve: 4x the seeds
+    band = Comparison("y", 0.3, 0.3, n=50, estimate=15.0, halfwidth=10.0, bounds=(-20.0, 20.0))
+    assert band.seeds_to_decide() == 200              # 5 from the edge, half-width 10: 4x
+    decided = Comparison("z", 0.001, 0.9, n=10, estimate=5.0, halfwidth=1.0, bounds=(0.0,))
+    assert seeds_to_decide([c, band, decided]) == 400
+    assert Comparison("w", 0.5, 0.5, n=9, estimate=0.0, halfwidth=1.0, bounds=(0.0,)).seeds_to_decide() == float("inf")
 
 
 def test_versus_levels_needs_grid_points_in_its_range():

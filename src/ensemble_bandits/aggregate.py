@@ -100,6 +100,9 @@ def figure_table(fig: dict, per_job: int, files=None, frames=None):
         n_params = param_count(s["cell"])
         if n_params is not None:
             df["params"] = n_params
+        if any("reading" in x for x in fig["series"]):      # a figure with readings: which rows are whose
+            df["reading"] = s.get("reading", "")
+            df["base_curve"] = s.get("base_curve", s["curve"])
         parts.append(df)
     table = pd.concat(parts, ignore_index=True)
     for col in table.columns:

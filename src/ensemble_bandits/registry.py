@@ -24,6 +24,8 @@ from pathlib import Path
 import yaml
 
 from .paths import run_file
+from .readings import NAME as READING_NAME
+from .readings import changes_runs, reading_series, readings_of
 
 SCALES = ("smoke", "default", "paper")
 PAPERS = ("phe", "lines", "glmes", "epp")
@@ -112,6 +114,7 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
             except jsonschema.ValidationError as err:
                 where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
                 raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
+            check_readings(fid, entry, path)
             entry = dict(entry)
             entry["id"] = fid
             entry.setdefault("paper", fid.split("-")[0])
@@ -125,6 +128,22 @@ def check_figure_id(fid, where) -> None:
         raise RegistryError(f"{where}: figure id {fid!r} is not allowed: an id is a paper prefix "
                             f"({', '.join(PAPERS)}), a dash, then lower-case letters, digits and dashes "
                             "(e.g. phe-fig1)")
+
+
+def check_readings(fid, entry, where) -> None:
+    """A figure's readings: well-formed names, each says what it changes, overrides only claims the
+    figure has, and changes runs or claims."""
+    claims = {c["id"] for c in entry.get("claims", [])}
+    for name, r in readings_of(entry).items():
+        what = f"{where}: figure {fid!r}, reading {name!r}"
+        if not READING_NAME.match(str(name)):
+            raise RegistryError(f"{what}: a reading's name is lower-case letters, digits and dashes")
+        unknown = sorted(set(r.get("claims") or {}) - claims)
+        if unknown:
+            raise RegistryError(f"{what} overrides claim(s) {unknown} that the figure does not have; "
+                                f"claims: {sorted(claims)}")
+        if not changes_runs(r) and not r.get("claims"):
+            raise RegistryError(f"{what} changes nothing: give agent or env overrides, or claims")
 
 
 def substitute(obj, values: dict):
@@ -221,9 +240,11 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
         series.append({"panel": panel["label"], "curve": curve["label"], "vars": {**panel["vars"], **curve["vars"]},
                        "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
                        "key": cell_key(cell)})
+    extra = reading_series(entry, series, cell_key)
+    curves = _unique([*(lab for labs in labels for lab in labs), *(x["curve"] for x in extra)])
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
-            "panels": _unique(p["label"] for p in panels), "curves": _unique(lab for labs in labels for lab in labs),
-            "series": series, **({"pending_curves": pending} if pending else {})}
+            "panels": _unique(p["label"] for p in panels), "curves": curves,
+            "series": series + extra, **({"pending_curves": pending} if pending else {})}
 
 
 def without_datasets(fig: dict, absent, datasets_of) -> dict:

@@ -38,10 +38,34 @@ class ClaimError(ValueError):
 @dataclass(frozen=True)
 class Comparison:
     """One question of a claim: ``p_confirm`` (p-value for the claim's side), ``p_contradict``
-    (p-value for the opposite side)."""
+    (p-value for the opposite side).  A comparison of an interval estimate also keeps its sample
+    size ``n``, ``estimate``, interval ``halfwidth`` and decision ``bounds`` (the values the
+    interval must clear), from which :meth:`seeds_to_decide` follows."""
     label: str
     p_confirm: float
     p_contradict: float
+    n: int = 0
+    estimate: float = float("nan")
+    halfwidth: float = float("nan")
+    bounds: tuple = ()
+
+    def seeds_to_decide(self):
+        """The seeds at which the interval, shrinking as 1/sqrt(n) with the observed spread, would
+        clear the nearest bound inside it (None without the numbers, inf at a bound)."""
+        if self.n < 2 or not self.bounds or not math.isfinite(self.halfwidth):
+            return None
+        inside = [abs(self.estimate - b) for b in self.bounds if abs(self.estimate - b) <= self.halfwidth]
+        if not inside:
+            return self.n
+        gap = min(inside)
+        return math.inf if gap == 0 else math.ceil(self.n * (self.halfwidth / gap) ** 2)
+
+
+def seeds_to_decide(comparisons):
+    """The seeds that would decide every undecided comparison (the largest of theirs), or None."""
+    needed = [c.seeds_to_decide() for c in comparisons if not (c.p_confirm <= ALPHA or c.p_contradict <= ALPHA)]
+    needed = [n for n in needed if n is not None]
+    return max(needed) if needed else None
 
 
 class Verdict(tuple):

@@ -23,9 +23,21 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide
+from ..readings import claims_under, primary_rows, reading_rows, readings_of
+from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, seeds_to_decide
 
 CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
+# Below this many seeds a statistical claim gets no verdict: "not measured at this scale".
+MIN_SEEDS = 5
+# Why a finding is not reproduced or inconclusive (registry ``cause: {kind, why}``).
+CAUSES = {
+    "paper-error": "the paper's statement is wrong as written",
+    "reading": "the verdict turns on a reading of an ambiguity; the other reading is run and shown",
+    "underpowered": "too few seeds to decide",
+    "substitute": "the setting here is a substitute for the paper's (not a test of the paper)",
+    "measurement": "what is measured here cannot test the claim",
+    "genuine": "not reproduced under the faithful configuration",
+}
 SOURCES = {"Paraphrase:": "paraphrase", "Designed:": "designed"}
 
 
@@ -54,7 +66,8 @@ def _block_label(table, block):
 
 
 def _run_checks(entry, claim, table, scale, done) -> tuple:
-    """(status, numbers) of a claim's checks on ``table`` (seed blocks already applied)."""
+    """(status, numbers, seeds to decide) of a claim's checks on ``table`` (seed blocks already
+    applied).  A claim decided by comparisons over fewer than MIN_SEEDS seeds gets no verdict."""
     statuses, parts, comparisons = [], [], []
     for chk in claim["checks"]:
         if chk["fn"] == "seed_blocks":
@@ -90,18 +103,24 @@ def _run_checks(entry, claim, table, scale, done) -> tuple:
                 statuses.append(st)
             parts.append(nums)
     numbers = " | ".join(parts)
+    needed = None
     if comparisons:
         st, summary = decide(comparisons)
+        n_seeds = table["seed"].nunique() if "seed" in table.columns else None
+        if n_seeds is not None and n_seeds < MIN_SEEDS:
+            return INCONCLUSIVE, (f"not measured at scale {scale}: {n_seeds} seeds, fewer than the {MIN_SEEDS} a "
+                                  f"verdict needs (numbers shown only): {numbers}"), None
         statuses.append(st)
         numbers += f" — {summary}"
-    return combine(statuses), numbers
+        needed = seeds_to_decide(comparisons)
+    return combine(statuses), numbers, needed
 
 
 def _evaluate_claim(entry, claim, table, scale, done) -> tuple:
     blocks = [c["args"] for c in claim["checks"] if c["fn"] == "seed_blocks"]
     if not blocks:
         return _run_checks(entry, claim, table, scale, done)
-    outcomes = []
+    outcomes, needed = [], []
     for block in (blocks[0]["primary"], blocks[0]["replicate"]):
         try:
             sub = seed_block(table, block)
@@ -110,25 +129,46 @@ def _evaluate_claim(entry, claim, table, scale, done) -> tuple:
                 raise ClaimError(f"{entry['id']}: claim {claim['id']!r}: {err}") from None
             outcomes.append((INCONCLUSIVE, f"seeds [{block[0]}, {block[1]}): not measured at scale {scale} ({err})"))
             continue
-        status, numbers = _run_checks(entry, claim, sub, scale, done)
+        status, numbers, n = _run_checks(entry, claim, sub, scale, done)
         outcomes.append((status, f"{_block_label(sub, block)}: {status}: {numbers}"))
+        needed += [n] if n is not None else []
     (first, text1), (second, text2) = outcomes
     status = first if first == second else INCONCLUSIVE
     flip = "" if first == second else f" || verdicts differ between the seed blocks ({first} vs {second}): inconclusive"
-    return status, f"{text1} || {text2}{flip}"
+    return status, f"{text1} || {text2}{flip}", (max(needed) if needed else None)
 
 
 def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), pending=None) -> list:
-    """All claims of a registry entry, as dicts (id, quote, source, status, numbers, note).
+    """All claims of a registry entry, as dicts (id, quote, source, status, numbers, note, and where
+    they apply: cause, seeds_to_decide, finding, readings).
 
     A claim whose curves, grid points or seeds are not simulated at a reduced scale is reported as
     inconclusive ("not measured at this scale"); at paper scale that is an error.  ``absent``: the
     optional datasets absent from data_dir, whose cells were left out: when nothing was simulated,
     every claim is inconclusive ("data absent"), at every scale.  ``pending``: {curve: reason} of the
     figure's pending curves (registry ``pending:``, not simulated); a claim naming one is inconclusive.
+    Each of the entry's readings decides every claim again on its own rows and checks
+    (:mod:`readings`); a claim lists the readings that give it other numbers.
     """
+    claims = entry.get("claims", [])
+    results = _evaluate_all(entry, claims, primary_rows(table), scale, absent, pending)
+    for name, reading in readings_of(entry).items():
+        under = claims_under(claims, reading)
+        alt = _evaluate_all(entry, under, reading_rows(table, name), scale, absent, pending)
+        for res, other, claim in zip(results, alt, claims):
+            overridden = claim["id"] in (reading.get("claims") or {})
+            if overridden or (other["status"], other["numbers"]) != (res["status"], res["numbers"]):
+                res.setdefault("readings", []).append(
+                    {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
+                     "status": other["status"], "numbers": other["numbers"],
+                     **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {})})
+    return results
+
+
+def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
     results, done = [], {}
-    for claim in entry.get("claims", []):
+    for claim in claims:
+        needed = None
         waiting = [c for chk in claim["checks"] for c in check_curves(chk) if c in (pending or {})]
         if waiting:
             why = "; ".join(f"{c}: {pending[c]}" for c in dict.fromkeys(waiting))
@@ -136,11 +176,18 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
         elif absent and "curve" not in table.columns:
             status, numbers = INCONCLUSIVE, f"data absent: {', '.join(absent)} not in data_dir (optional): not measured"
         else:
-            status, numbers = _evaluate_claim(entry, claim, table, scale, done)
+            status, numbers, needed = _evaluate_claim(entry, claim, table, scale, done)
         done[claim["id"]] = status
         source, note = claim_source(claim)
-        results.append({"id": claim["id"], "quote": " ".join(claim["quote"].split()), "source": source,
-                        "status": status, "numbers": numbers, "note": note})
+        res = {"id": claim["id"], "quote": " ".join(claim["quote"].split()), "source": source,
+               "status": status, "numbers": numbers, "note": note}
+        if status == INCONCLUSIVE and needed is not None:
+            res["seeds_to_decide"] = needed if needed != float("inf") else "never (the estimate sits on a bound)"
+        if "cause" in claim:
+            res["cause"] = {"kind": claim["cause"]["kind"], "why": " ".join(claim["cause"]["why"].split())}
+        if claim.get("finding") is False:
+            res["finding"] = False
+        results.append(res)
     return results
 
 
@@ -191,4 +238,8 @@ def validate_names(entry: dict, curves, panels) -> None:
             if missing:
                 raise ClaimError(f"{where} names panel(s) {missing}; panels: {list(panels)}")
         earlier.append(claim["id"])
+    for name, reading in readings_of(entry).items():     # a reading's claims name the same curves
+        if reading.get("claims"):
+            under = claims_under(entry.get("claims", []), reading)
+            validate_names({"id": f"{entry['id']} (reading {name!r})", "claims": under}, curves, panels)
 

@@ -3,10 +3,11 @@
 Each comparison is one paired difference a - b of final regret and a relation it must satisfy:
 ``better`` (a - b < 0), ``not_worse`` (a - b < margin), ``worse`` (a - b > margin) or ``similar``
 (|a - b| < margin, an equivalence test: the whole interval inside the band).  Margins are
-``rel_tol`` x |mean of b|, written in the registry next to the quoted claim.  The location of the
-difference is its mean (Student t) or, with ``robust``, its pseudo-median (Wilcoxon signed-rank,
-Hodges-Lehmann interval), for cells whose regrets have heavy tails; ``collapse`` adds the share of
-runs whose final regret exceeds it.
+``rel_tol`` x |mean of b|, written in the registry next to the quoted claim.  The location that
+decides is fixed per claim: its mean (Student t, what the papers plot) unless the claim's
+``location: pseudo-median`` says otherwise (Wilcoxon signed-rank, Hodges-Lehmann interval);
+``robust`` shows the other location, means and medians beside it, for cells whose regrets have
+heavy tails; ``collapse`` adds the share of runs whose final regret exceeds it.
 """
 from __future__ import annotations
 
@@ -34,25 +35,36 @@ def relation_test(loc, relation, limit):
     raise ValueError(f"unknown relation {relation!r}; known: better, not_worse, worse, similar")
 
 
-def compare_diff(label, diff, relation, limit=0.0, robust=False):
-    """Comparison and numbers of one paired difference against ``limit`` by ``relation``."""
-    loc = stats.location(diff, "signed-rank" if robust else "mean")
+LOCATION_NAMES = {"mean": "mean", "pseudo-median": "signed-rank"}
+
+
+def compare_diff(label, diff, relation, limit=0.0, location="mean"):
+    """Comparison and numbers of one paired difference against ``limit`` by ``relation``, decided on
+    its ``location`` (``mean``, or ``pseudo-median``: Hodges-Lehmann)."""
+    if location not in LOCATION_NAMES:
+        raise ClaimError(f"location must be one of {', '.join(LOCATION_NAMES)}; got {location!r}")
+    loc = stats.location(diff, LOCATION_NAMES[location])
     p_for, p_against = relation_test(loc, relation, limit)
-    text = interval_text(label, loc.estimate, *loc.interval(), loc.n, "pseudo-median diff" if robust else "diff")
-    return Comparison(label, p_for, p_against), text
+    lo, hi = loc.interval()
+    text = interval_text(label, loc.estimate, lo, hi, loc.n, "pseudo-median diff" if location != "mean" else "diff")
+    bounds = (-limit, limit) if relation == "similar" else (limit,)
+    return Comparison(label, p_for, p_against, loc.n, loc.estimate, (hi - lo) / 2, bounds), text
 
 
-def compare_pair(label, fa, fb, relation, rel_tol=0.0, robust=False, collapse=None):
+def compare_pair(label, fa, fb, relation, rel_tol=0.0, robust=False, collapse=None, location="mean"):
     """Comparison and numbers of the paired difference a - b (per-seed series); the limit is 0 for
-    ``better``, else rel_tol x |mean(b)|."""
+    ``better``, else rel_tol x |mean(b)|.  The claim's ``location`` decides (the mean unless the
+    registry says otherwise); ``robust`` shows the other location, means and medians beside it."""
     fa, fb = paired(fa, fb)
     diff = fa - fb
     limit = 0.0 if relation == "better" else rel_tol * abs(float(fb.mean()))
-    comp, text = compare_diff(label, diff, relation, limit, robust)
+    comp, text = compare_diff(label, diff, relation, limit, location)
     if robust:
-        mean, lo, hi, _ = paired_ci(diff)
-        text += (f", mean diff {fmt(mean)} [{fmt(lo)}, {fmt(hi)}], means {fmt(float(fa.mean()))} vs "
-                 f"{fmt(float(fb.mean()))}, medians {fmt(float(fa.median()))} vs {fmt(float(fb.median()))}")
+        other = "pseudo-median" if location == "mean" else "mean"
+        o = stats.location(diff, LOCATION_NAMES[other])
+        text += (f", {other} diff {fmt(o.estimate)} [{fmt(o.interval()[0])}, {fmt(o.interval()[1])}] (shown, not "
+                 f"deciding), means {fmt(float(fa.mean()))} vs {fmt(float(fb.mean()))}, medians "
+                 f"{fmt(float(fa.median()))} vs {fmt(float(fb.median()))}")
     if collapse is not None:
         (ka, n), (kb, _) = stats.collapse_rate(fa, collapse), stats.collapse_rate(fb, collapse)
         text += f", final regret > {fmt(collapse)} in {ka}/{n} vs {kb}/{n} runs"
@@ -61,7 +73,8 @@ def compare_pair(label, fa, fb, relation, rel_tol=0.0, robust=False, collapse=No
     return comp, text
 
 
-def _paired(table, panels, pairs, relation, rel_tol=0.0, robust=False, collapse=None, column="regret"):
+def _paired(table, panels, pairs, relation, rel_tol=0.0, robust=False, collapse=None, column="regret",
+            location="mean"):
     """The skeleton of the curve-pair checks: in each panel, every (a, b) of ``pairs`` (a list, or
     a function of the panel) compared by ``relation``."""
     comparisons, texts = [], []
@@ -69,44 +82,46 @@ def _paired(table, panels, pairs, relation, rel_tol=0.0, robust=False, collapse=
         for a, b in (pairs(p) if callable(pairs) else pairs):
             label = f"[{p}] {curve_spec(a)[2]} - {curve_spec(b)[2]}"
             comp, text = compare_pair(label, finals(table, p, a, column), finals(table, p, b, column), relation,
-                                      rel_tol, robust, collapse)
+                                      rel_tol, robust, collapse, location)
             comparisons.append(comp)
             texts.append(text)
     return verdict(comparisons, texts)
 
 
 @check(curves=("better", "worse"))
-def outperforms(table, better, worse, panels=None, column="regret", robust=False, collapse=None):
+def outperforms(table, better, worse, panels=None, column="regret", robust=False, collapse=None, location="mean"):
     """Every curve in ``better`` has lower final ``column`` than every curve in ``worse``."""
     better, worse = as_list(better), as_list(worse)
     curves_exist(table, better + worse)
     return _paired(table, panels, list(itertools.product(better, worse)), "better", robust=robust,
-                   collapse=collapse, column=column)
+                   collapse=collapse, column=column, location=location)
 
 
 @check(curves=("a", "b"))
-def similar(table, a, b, rel_tol=0.2, panels=None, column="regret", robust=False, collapse=None):
+def similar(table, a, b, rel_tol=0.2, panels=None, column="regret", robust=False, collapse=None, location="mean"):
     """Final ``column`` of each curve in ``a`` is equivalent to that of ``b`` within +-rel_tol x
     mean(b): the whole interval inside the band (TOST)."""
     a = as_list(a)
     curves_exist(table, a + [b])
-    return _paired(table, panels, [(c, b) for c in a], "similar", rel_tol, robust, collapse, column)
+    return _paired(table, panels, [(c, b) for c in a], "similar", rel_tol, robust, collapse, column, location)
 
 
 @check(curves=("a", "baselines"))
-def not_worse(table, a, baselines, rel_tol=0.2, panels=None, robust=False, collapse=None):
+def not_worse(table, a, baselines, rel_tol=0.2, panels=None, robust=False, collapse=None, location="mean"):
     """Each curve in ``a`` is not worse than each baseline by more than rel_tol x mean(baseline)."""
     a, baselines = as_list(a), as_list(baselines)
     curves_exist(table, a + baselines)
-    return _paired(table, panels, list(itertools.product(a, baselines)), "not_worse", rel_tol, robust, collapse)
+    return _paired(table, panels, list(itertools.product(a, baselines)), "not_worse", rel_tol, robust, collapse,
+                   location=location)
 
 
 @check(curves=("a", "baselines"))
-def worse_by(table, a, baselines, rel_tol, panels=None, robust=False, collapse=None):
+def worse_by(table, a, baselines, rel_tol, panels=None, robust=False, collapse=None, location="mean"):
     """Each curve in ``a`` is worse than each baseline by more than rel_tol x mean(baseline)."""
     a, baselines = as_list(a), as_list(baselines)
     curves_exist(table, a + baselines)
-    return _paired(table, panels, list(itertools.product(a, baselines)), "worse", rel_tol, robust, collapse)
+    return _paired(table, panels, list(itertools.product(a, baselines)), "worse", rel_tol, robust, collapse,
+                   location=location)
 
 
 @check(curves=("a", "b"))

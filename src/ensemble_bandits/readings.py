@@ -1,0 +1,93 @@
+"""Readings: a figure's labelled alternatives to the paper's text, each decided beside it.
+
+Where the paper's text and the authors' code differ, or a sentence reads two ways, a registry entry
+declares named ``readings``; the primary reading is the entry itself (the paper's text as the
+registry states it).  A reading is a set of overrides applied on top of the entry::
+
+    readings:
+      once:                                  # the reading's name (lower case, digits, dashes)
+        label: warm-up once                  # how plots and REPORT.md name it
+        says: the G-optimal warm-up is done once, not in every epoch
+        curves: ["GLM-ES-DT*"]               # optional: glob patterns of the curves it changes
+        agent: {dt_warmup: once}             # merged into those curves' agents (new cells)
+        env: {...}                           # merged into every panel's environment (new cells)
+        claims:                              # optional: a claim's checks under this reading
+          dt-competitive: {checks: [...]}
+
+A reading with ``agent`` or ``env`` overrides adds series: each changed curve again, as its own cells
+(ordinary cells: cached, shared, split into jobs like any other), labelled "<curve> [<label>]" so a
+plot draws them as extra curves.  Its claims are decided on the figure's rows with the reading's
+series in place of the curves they change; a reading with only ``claims`` reads the same runs
+another way.  Pure functions (no import of the analysis code), used by the registry and the claims.
+"""
+from __future__ import annotations
+
+import copy
+import fnmatch
+import re
+
+NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+PRIMARY = ""            # the ``reading`` column of the primary reading's rows
+
+
+def readings_of(entry: dict) -> dict:
+    return entry.get("readings") or {}
+
+
+def curve_label(curve: str, reading: dict, name: str) -> str:
+    return f"{curve} [{reading.get('label', name)}]"
+
+
+def changes_runs(reading: dict) -> bool:
+    return bool(reading.get("agent") or reading.get("env"))
+
+
+def changed(reading: dict, curve: str) -> bool:
+    """Whether ``reading`` changes the runs of ``curve`` (a label)."""
+    if not changes_runs(reading):
+        return False
+    pats = reading.get("curves")
+    return pats is None or any(fnmatch.fnmatchcase(curve, p) for p in pats)
+
+
+def reading_series(entry: dict, series: list, key_of) -> list:
+    """The series the entry's readings add to the primary ``series`` (``key_of(cell)``: a cell's key)."""
+    out = []
+    for name, r in readings_of(entry).items():
+        for s in series:
+            if "agent" not in s["cell"] or not changed(r, s["curve"]):
+                continue
+            cell = copy.deepcopy(s["cell"])
+            cell["agent"] = {**cell["agent"], **(r.get("agent") or {})}
+            cell["env"] = {**cell["env"], **(r.get("env") or {})}
+            out.append({**s, "curve": curve_label(s["curve"], r, name), "cell": cell, "key": key_of(cell),
+                        "reading": name, "base_curve": s["curve"]})
+    return out
+
+
+def primary_rows(table):
+    """The rows of the primary reading (every row of a figure without reading series)."""
+    if "reading" not in table.columns:
+        return table
+    return table[table["reading"] == PRIMARY].drop(columns=["reading", "base_curve"])
+
+
+def reading_rows(table, name: str):
+    """The figure's rows under reading ``name``: the primary rows with the reading's series in place
+    of the (panel, curve) they change, under the primary curve names."""
+    if "reading" not in table.columns:
+        return table
+    mine = table[table["reading"] == name]
+    replaced = set(zip(mine["panel"], mine["base_curve"]))
+    base = table[table["reading"] == PRIMARY]
+    keep = [(p, c) not in replaced for p, c in zip(base["panel"], base["curve"])]
+    import pandas as pd
+
+    mine = mine.assign(curve=mine["base_curve"])
+    return pd.concat([base[keep], mine], ignore_index=True).drop(columns=["reading", "base_curve"])
+
+
+def claims_under(claims: list, reading: dict) -> list:
+    """The entry's claims with a reading's ``claims`` overrides in place."""
+    over = reading.get("claims") or {}
+    return [{**c, **over[c["id"]]} if c["id"] in over else c for c in claims]
