@@ -548,7 +548,7 @@ def test_evaluate_combines_checks_of_a_claim():
     bad = {"fn": "outperforms", "args": {"better": ["B"], "worse": ["A"]}}
     [res] = claims.evaluate(_entry(BEATS), table)
     assert res == {"id": "c1", "quote": "A beats B.", "source": "verbatim", "status": REPRODUCED,
-                   "numbers": res["numbers"], "note": "a note"}
+                   "numbers": res["numbers"], "note": "a note", "decisive": "[P] A - B: diff -10 [-10, -9.998] (n=30)"}
     assert res["numbers"].endswith("all 1 comparison(s) decided for the claim")
     [res] = claims.evaluate(_entry(BEATS, bad), table)
     assert res["status"] == FAILED and " | " in res["numbers"]

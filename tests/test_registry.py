@@ -693,7 +693,8 @@ def test_report_markdown(monkeypatch):
         f["run"] = {"commit": "c", "generated": "g", "algorithms": "1"}
     md = report.report_markdown("smoke", figures)
     headings = [line for line in md.splitlines() if line.startswith("## ")]
-    assert headings == [f"## phe — {report.PAPERS['phe']}", f"## epp — {report.PAPERS['epp']}"]
+    assert headings == ["## Summary", "## Contents", f"## phe — {report.PAPERS['phe']}",
+                        f"## epp — {report.PAPERS['epp']}"]
     assert md.startswith("# Replication report — scale `smoke`")
     assert "3 claims checked: 1 reproduced, 1 not reproduced, 1 inconclusive." in md
     rows = [line for line in md.splitlines() if re.match(r"\| c\d+: ", line)]

@@ -112,3 +112,37 @@ def test_provenance_line_is_built_from_run_info():
     line = report.provenance_line("smoke", RUN)
     assert line == ("Provenance: commit abc1234, scale `smoke`, generated 2026-01-01 00:00 UTC, machine m; "
                     "ensemble_bandits 0.1.0 (algorithms v2); python 3.11.7.")
+
+
+def test_summary_table_gives_cause_paper_figure_and_readings(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    dt = _claim("dt", "DT is competitive", "not reproduced")
+    dt["cause"] = {"kind": "reading", "why": "the warm-up is redone every epoch"}
+    dt["decisive"] = "[P] DT - UCB: diff 229 [159, 298] (n=20)"
+    dt["readings"] = [{"reading": "once", "label": "warm-up once", "says": "the warm-up is done once",
+                       "status": "reproduced", "numbers": "m"}]
+    weak = _claim("weak", "m = 10 suffices", "inconclusive")
+    weak["cause"] = {"kind": "underpowered", "why": "the interval is wider than the band"}
+    weak["seeds_to_decide"] = 120
+    moved = _claim("moved", "cheaper elsewhere", "not reproduced", "designed")
+    moved["finding"] = False
+    figures = [dict(_fig("glmes-fig10", "glmes", weak), title="Later (Fig. 10)", seeds=20),
+               dict(_fig("glmes-fig2", "glmes", dt, moved), title="Logistic (Fig. 2)")]
+    md = report.report_markdown("paper", figures, archived={"glmes-fig2"})
+    assert "2 claims checked: 0 reproduced, 1 not reproduced, 1 inconclusive." in md
+    assert "Of the 2 not reproduced or inconclusive, 1 is reproduced under another documented reading." in md
+    assert "Their causes: reading 1, underpowered 1." in md
+    assert "1 designed transposition(s)" in md
+    summary = md[md.index("## Summary"):md.index("## Contents")]
+    rows = [line for line in summary.splitlines() if line.startswith("| [")]
+    assert rows[0].startswith("| [glmes-fig2 · dt](#glmes-fig2) | Fig. 2, arXiv 2510.10730 | ❌ not reproduced | "
+                              "reading: the warm-up is redone every epoch | [P] DT - UCB: diff 229")
+    assert rows[0].endswith("| paper text: not reproduced · warm-up once: reproduced |")
+    assert "(designed transposition, not counted)" in rows[1]
+    assert "underpowered: the interval is wider than the band (about 120 seeds would decide it)" in rows[2]
+    assert md.index('<a id="glmes-fig2"></a>') < md.index('<a id="glmes-fig10"></a>')   # natural order
+    assert "No archive (" in md and "glmes-fig10" in md.split("No archive (")[1].split("\n")[0]
+
+
+def test_a_not_reproduced_claim_without_a_cause_says_so(md):
+    assert "cause: not stated" in md

@@ -210,7 +210,10 @@ def cmd_report(args):
         figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
     except ValueError as err:
         raise SystemExit(f"report: {err}")
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or []), args.out)
+    archived = None
+    if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
+        archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
+    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived), args.out)
 
 
 def cmd_timings(args):

@@ -11,6 +11,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
@@ -22,6 +23,7 @@ PAPERS = {
     "glmes": "Sun, Wang & Xu 2025, Provable Anytime Ensemble Sampling in Nonlinear Contextual Bandits (GLM-ES)",
     "epp": "Li, Xu, Wang & Luo 2025, Scalable Exploration via Ensemble++",
 }
+ARXIV = {"phe": "1903.09132", "lines": "2411.03932", "glmes": "2510.10730", "epp": "2407.13195"}
 ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
         "reported": "📏 reported"}
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")      # "reported" rows are not counted
@@ -36,9 +38,9 @@ HOW_TO_READ = (
 HOW_DECIDED = (
     "How it is decided. Simulated comparisons are paired across seeds (the same instance and reward noise for "
     "every method). Each decision is a one-sided test at 2.5 %, i.e. it reads one edge of the 95 % interval "
-    "shown: a Student-t interval of the mean difference; where a note says robust (regrets with heavy tails), the "
-    "Hodges-Lehmann interval of the Wilcoxon signed-rank test, with means, medians and the share of collapsed "
-    "runs beside it; Fieller's interval for a ratio of means; a bootstrap over seeds for a log-log slope. "
+    "shown: a Student-t interval of the mean difference (the mean is what the papers plot, and it decides unless a "
+    "claim names another location); where regrets have heavy tails, the Hodges-Lehmann pseudo-median of the "
+    "Wilcoxon signed-rank test, medians and the share of collapsed runs are shown beside it; Fieller's interval for a ratio of means; a bootstrap over seeds for a log-log slope. "
     "\"Similar\", \"comparable\" and \"analogous\" are equivalence tests: the whole interval inside the "
     "band. *Reproduced* needs positive evidence: every comparison of the claim decided for it. *Not reproduced*: "
     "at least one comparison decided against it, after Holm's correction over the claim's comparisons. Otherwise "
@@ -46,6 +48,17 @@ HOW_DECIDED = (
     "second block of seeds. Closed-form and static-table checks are exact, Monte-Carlo table checks use the "
     "table's confidence bounds, and the timing ratios and the fit of the minimal ensemble size (derived tables) "
     "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted.")
+
+
+HOW_CAUSES = (
+    "Why a finding is not reproduced or inconclusive. Each such finding names one cause: *paper-error* (the "
+    "paper's statement is wrong as written), *reading* (the verdict turns on a reading of an ambiguous sentence "
+    "or on the paper's text against the authors' code; the other reading is run and its verdict shown beside), "
+    "*underpowered* (the runs are too few to decide; the seeds that would decide it follow from the observed "
+    "spread and the margin), *substitute* (the setting here stands in for one that cannot be had offline, so the "
+    "verdict does not test the paper), *measurement* (what is measured here cannot test the claim) or *genuine* "
+    "(not reproduced under the faithful configuration). A statistical claim measured on fewer than 5 seeds gets "
+    "no verdict (\"not measured at this scale\").")
 
 
 def rst_escape(text: str) -> str:
@@ -121,22 +134,67 @@ def findings(figures: list) -> dict:
     return out
 
 
-def tally(figures: list) -> str:
-    """The report's count: verdicts per finding (a finding checked in several figures is reproduced
-    only if it is in each), then the rows that repeat a finding or report numbers without a verdict."""
+def counted(rows) -> bool:
+    """Whether a finding counts in the tally: not a designed transposition (``finding: false``)."""
+    return all(c.get("finding", True) for _, c in rows)
+
+
+def finding_status(rows) -> str:
     from .claims.core import combine
 
-    counts, repeats, reported = dict.fromkeys(VERDICTS, 0), 0, 0
+    return combine(c["status"] for _, c in rows)
+
+
+def finding_cause(rows):
+    """The cause of a finding that is not reproduced (the first of its rows that names one)."""
+    return next((c["cause"] for _, c in rows if c["status"] in ("not reproduced", "inconclusive") and c.get("cause")),
+                None)
+
+
+def reproduced_elsewhere(rows) -> list:
+    """The labels of the readings under which a finding's every row is reproduced."""
+    labels = None
+    for _, c in rows:
+        mine = {r["label"] for r in c.get("readings", []) if r["status"] == "reproduced"}
+        if c["status"] == "reproduced":
+            continue
+        labels = mine if labels is None else labels & mine
+    return sorted(labels or [])
+
+
+def tally(figures: list) -> str:
+    """The report's count: verdicts per finding under the primary reading (a finding checked in
+    several figures is reproduced only if it is in each), how many of the others are reproduced
+    under another reading, their causes, and the rows left out (repeats, reported, designed
+    transpositions)."""
+    counts, repeats, reported, transposed = dict.fromkeys(VERDICTS, 0), 0, 0, 0
+    causes, elsewhere = {}, 0
     for rows in findings(figures).values():
-        status = combine(c["status"] for _, c in rows)
-        if status in counts:
-            counts[status] += 1
-            repeats += len(rows) - 1
-        else:
+        status = finding_status(rows)
+        if status not in counts:
             reported += len(rows)
+            continue
+        if not counted(rows):
+            transposed += 1
+            continue
+        counts[status] += 1
+        repeats += len(rows) - 1
+        if status != "reproduced":
+            cause = finding_cause(rows)
+            kind = cause["kind"] if cause else "no cause stated"
+            causes[kind] = causes.get(kind, 0) + 1
+            elsewhere += bool(reproduced_elsewhere(rows))
     text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
-    text += (" Each paper finding counts once: a sentence checked in several figures is one claim, reproduced only "
-             "if it is reproduced in each" + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
+             "several figures is one claim, reproduced only if it is reproduced in each"
+             + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    missed = counts["not reproduced"] + counts["inconclusive"]
+    if missed:
+        text += (f" Of the {missed} not reproduced or inconclusive, {elsewhere} "
+                 f"{'is' if elsewhere == 1 else 'are'} reproduced under another documented reading. Their causes: "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))) + ".")
+    if transposed:
+        text += f" {transposed} designed transposition(s) (a claim tested on another panel) are shown but not counted."
     if reported:
         text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
     return text
@@ -147,32 +205,115 @@ def _run_key(run: dict) -> str:
     return f"commit {run['commit']} (algorithms v{run['algorithms']})"
 
 
-def report_markdown(scale: str, figures: list, skipped=()) -> str:
+PAPER_REF = re.compile(r"\(((?:Fig|Figs|Table|Prop)\.?\s[^()]*|text claim of section [\d.]+)\)\s*$")
+
+
+def paper_figure(record: dict) -> str:
+    """The paper's own item a figure replicates (from its title) and the paper's arXiv id."""
+    m = PAPER_REF.search(record.get("title", ""))
+    item = m.group(1).replace("text claim of section", "§") if m else "designed experiment"
+    return f"{item}, arXiv {ARXIV[record['paper']]}"
+
+
+def natural_key(fid: str):
+    """Sort key that puts fig2 before fig10 (and papers in report order)."""
+    paper = fid.split("-")[0]
+    parts = re.split(r"(\d+)", fid)
+    return (list(PAPERS).index(paper) if paper in PAPERS else len(PAPERS),
+            [int(p) if p.isdigit() else p for p in parts])
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _short(text: str, most: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
+def _readings_text(c: dict) -> str:
+    others = c.get("readings", [])
+    if not others:
+        return ""
+    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}" for r in others])
+
+
+def _cause_text(c: dict) -> str:
+    if c["status"] not in ("not reproduced", "inconclusive"):
+        return ""
+    cause = c.get("cause")
+    if not cause:
+        return "not stated"
+    text = f"**{cause['kind']}**: {cause['why']}"
+    if cause["kind"] == "underpowered" and c.get("seeds_to_decide") is not None:
+        text += f" (seeds that would decide it: about {c['seeds_to_decide']})"
+    return text
+
+
+def summary_table(figures: list, scale: str) -> list:
+    """REPORT.md's first table: per finding, the paper's figure, verdict, cause, the number that
+    decides it and the readings."""
+    first = {key: rows[0] for key, rows in findings(figures).items()}
+    by_id = {f["id"]: f for f in figures}
+    out = ["| finding | paper figure | verdict | cause | deciding number | readings |", "|---|---|---|---|---|---|"]
+    for key, (fid, c) in sorted(first.items(), key=lambda kv: natural_key(kv[1][0])):
+        rows = findings(figures)[key]
+        status = finding_status(rows)
+        verdict = ICON[status] + ("" if counted(rows) else " (designed transposition, not counted)")
+        cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
+        cause_text = "" if status not in ("not reproduced", "inconclusive") else (
+            f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
+        if cause and cause["kind"] == "underpowered" and c.get("seeds_to_decide") is not None:
+            cause_text += f" (about {c['seeds_to_decide']} seeds would decide it)"
+        deciding = _short(c.get("decisive") or c["numbers"], 140)
+        link = f"[{fid} · {c['id']}](#{fid})"
+        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {verdict} | {_cell(cause_text)} | "
+                   f"{_cell(deciding)} | {_cell(_readings_text(c))} |")
+    return out
+
+
+def report_markdown(scale: str, figures: list, skipped=(), archived=None) -> str:
     """``figures``: records (dicts with id, paper, title, seeds, horizon, choices, claims, png and
     ``run``, the provenance of their run).  Records of several runs (``reuse_records``): the
-    header counts the figures of each commit and each section names its run."""
+    header counts the figures of each commit and each section names its run.  ``archived``: the ids
+    whose per-seed archive is committed (None: not tracked at this scale); a simulated figure
+    without one is marked "no archive"."""
+    figures = sorted(figures, key=lambda f: natural_key(f["id"]))
     first = {key: rows[0][0] for key, rows in findings(figures).items()}
     runs = {}
     for f in figures:
         runs.setdefault(_run_key(f["run"]), []).append(f["id"])
-    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), "",
-           HOW_TO_READ, "", HOW_DECIDED, ""]
+    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), ""]
     if len(runs) > 1:
         counts = "; ".join(f"{key}: {len(ids)} figure{'s' if len(ids) > 1 else ''}" for key, ids in runs.items())
         out += [f"Assembled from the records of runs at {len(runs)} commits (`figures/{scale}/records/`, "
                 f"`reuse_records`; each section names its run): {counts}.", ""]
     if skipped:
-        out += [f"Not run at this scale (left out with `skip`; see README, Scales): {', '.join(skipped)}.", ""]
+        out += [f"Not run at this scale (left out with `skip`): {', '.join(skipped)}.", ""]
+    unarchived = [f["id"] for f in figures if archived is not None and f.get("seeds") and f["id"] not in archived]
+    if unarchived:
+        out += [f"No archive (the per-seed data of the run was not kept, so these figures cannot be redrawn or "
+                f"re-decided without rerunning them): {', '.join(unarchived)}.", ""]
+    out += ["## Summary", "", *summary_table(figures, scale), "", "## Contents", ""]
+    for paper in PAPERS:
+        ids = [f["id"] for f in figures if f["paper"] == paper]
+        if ids:
+            out.append(f"- **{paper}** ({PAPERS[paper]}): " + ", ".join(f"[{i}](#{i})" for i in ids))
+    out += ["", HOW_TO_READ, "", HOW_DECIDED, "", HOW_CAUSES, ""]
     for paper in PAPERS:
         figs = [f for f in figures if f["paper"] == paper]
         if not figs:
             continue
         out += [f"## {paper} — {PAPERS[paper]}", ""]
         for f in figs:
-            out += [f"### {f['id']} — {f['title']}", ""]
+            out += [f'<a id="{f["id"]}"></a>', "", f"### {f['id']} — {f['title']}", ""]
+            out += [f"*Replicates:* {paper_figure(f)}.", ""]
             if f.get("png"):
                 out += [f"![{f['id']}]({f['png']})", ""]
             size = f"{f['seeds']} seeds × {f['horizon']} rounds" if f.get("seeds") else "closed form / static"
+            if f["id"] in unarchived:
+                size += " (no archive: rerun to redraw or re-decide)"
             out += [f"*Size at this scale:* {size}.", ""]
             if len(runs) > 1:
                 out += [f"*Run:* {_run_key(f['run'])}, generated {f['run']['generated']}.", ""]
@@ -182,12 +323,20 @@ def report_markdown(scale: str, figures: list, skipped=()) -> str:
                 out += ["| claim | status | numbers |", "|---|---|---|"]
                 for c in f["claims"]:
                     text = claim_text(c).replace("|", "\\|")
-                    nums = c["numbers"].replace("|", "\\|")
                     note = f" *{c['note']}*" if c.get("note") else ""
                     origin = first[(paper, " ".join(c["quote"].split()))]
                     if origin != f["id"]:
                         note += f" *(the finding of {origin}, counted once)*"
-                    out.append(f"| {c['id']}: {text}{note} | {ICON[c['status']]} | {nums} |")
+                    if c.get("finding") is False:
+                        note += " *(designed transposition: shown, not counted)*"
+                    status = ICON[c["status"]]
+                    cause = _cause_text(c)
+                    if cause:
+                        status += f" — cause: {cause}"
+                    for r in c.get("readings", []):
+                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}"
+                    nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
+                    out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")
             else:
                 out += ["No quantitative claim attached.", ""]

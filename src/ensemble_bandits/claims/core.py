@@ -10,7 +10,7 @@ decided against it after Holm's correction over all of them; otherwise it is inc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -48,6 +48,7 @@ class Comparison:
     estimate: float = float("nan")
     halfwidth: float = float("nan")
     bounds: tuple = ()
+    text: str = ""
 
     def seeds_to_decide(self):
         """The seeds at which the interval, shrinking as 1/sqrt(n) with the observed spread, would
@@ -102,8 +103,28 @@ def _first(labels, most=3):
 
 
 def verdict(comparisons, parts) -> Verdict:
-    """The Verdict of a statistical check: its comparisons decided together, its numbers."""
+    """The Verdict of a statistical check: its comparisons decided together, its numbers (a check
+    with one text per comparison gives each comparison its text)."""
+    if len(parts) == len(comparisons):
+        comparisons = [c if c.text else replace(c, text=t) for c, t in zip(comparisons, parts)]
     return Verdict(decide(comparisons)[0], "; ".join(parts), comparisons)
+
+
+def decisive(comparisons):
+    """The comparison that decides a family's status: the one decided against with the smallest
+    Holm p (not reproduced), else an undecided one needing the most seeds (inconclusive), else the
+    weakest one decided for (reproduced); None without comparisons."""
+    comparisons = list(comparisons)
+    if not comparisons:
+        return None
+    adjusted = holm([c.p_contradict for c in comparisons])
+    against = [(p, i) for i, p in enumerate(adjusted) if p <= ALPHA]
+    if against:
+        return comparisons[min(against)[1]]
+    undecided = [c for c in comparisons if not c.p_confirm <= ALPHA]
+    if undecided:
+        return max(undecided, key=lambda c: (c.seeds_to_decide() or 0, c.p_confirm))
+    return max(comparisons, key=lambda c: c.p_confirm)
 
 
 def exact(ok: bool, numbers: str) -> Verdict:

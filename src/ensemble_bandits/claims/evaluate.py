@@ -24,7 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..readings import claims_under, primary_rows, reading_rows, readings_of
-from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, seeds_to_decide
+from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_to_decide
 
 CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
 # Below this many seeds a statistical claim gets no verdict: "not measured at this scale".
@@ -103,7 +103,7 @@ def _run_checks(entry, claim, table, scale, done) -> tuple:
                 statuses.append(st)
             parts.append(nums)
     numbers = " | ".join(parts)
-    needed = None
+    needed, key = None, None
     if comparisons:
         st, summary = decide(comparisons)
         n_seeds = table["seed"].nunique() if "seed" in table.columns else None
@@ -113,7 +113,9 @@ def _run_checks(entry, claim, table, scale, done) -> tuple:
         statuses.append(st)
         numbers += f" — {summary}"
         needed = seeds_to_decide(comparisons)
-    return combine(statuses), numbers, needed
+        c = decisive(comparisons)
+        key = c.text or c.label
+    return combine(statuses), numbers, {"seeds": needed, "decisive": key}
 
 
 def _evaluate_claim(entry, claim, table, scale, done) -> tuple:
@@ -128,14 +130,22 @@ def _evaluate_claim(entry, claim, table, scale, done) -> tuple:
             if scale == "paper":
                 raise ClaimError(f"{entry['id']}: claim {claim['id']!r}: {err}") from None
             outcomes.append((INCONCLUSIVE, f"seeds [{block[0]}, {block[1]}): not measured at scale {scale} ({err})"))
+            needed.append(None)
             continue
-        status, numbers, n = _run_checks(entry, claim, sub, scale, done)
+        status, numbers, info = _run_checks(entry, claim, sub, scale, done)
         outcomes.append((status, f"{_block_label(sub, block)}: {status}: {numbers}"))
-        needed += [n] if n is not None else []
+        needed.append(info)
     (first, text1), (second, text2) = outcomes
     status = first if first == second else INCONCLUSIVE
     flip = "" if first == second else f" || verdicts differ between the seed blocks ({first} vs {second}): inconclusive"
-    return status, f"{text1} || {text2}{flip}", (max(needed) if needed else None)
+    seeds = [i["seeds"] for i in needed if i and i.get("seeds") is not None]
+    key = None
+    for info, (st, _), b in zip(needed, outcomes, (blocks[0]["primary"], blocks[0]["replicate"])):
+        if info and info.get("decisive") and (st == status or key is None):
+            key = f"seeds [{b[0]}, {b[1]}): {info['decisive']}"
+            if st == status:
+                break
+    return status, f"{text1} || {text2}{flip}", {"seeds": max(seeds) if seeds else None, "decisive": key}
 
 
 def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), pending=None) -> list:
@@ -168,7 +178,7 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
 def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
     results, done = [], {}
     for claim in claims:
-        needed = None
+        info = None
         waiting = [c for chk in claim["checks"] for c in check_curves(chk) if c in (pending or {})]
         if waiting:
             why = "; ".join(f"{c}: {pending[c]}" for c in dict.fromkeys(waiting))
@@ -176,13 +186,16 @@ def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
         elif absent and "curve" not in table.columns:
             status, numbers = INCONCLUSIVE, f"data absent: {', '.join(absent)} not in data_dir (optional): not measured"
         else:
-            status, numbers, needed = _evaluate_claim(entry, claim, table, scale, done)
+            status, numbers, info = _evaluate_claim(entry, claim, table, scale, done)
         done[claim["id"]] = status
         source, note = claim_source(claim)
         res = {"id": claim["id"], "quote": " ".join(claim["quote"].split()), "source": source,
                "status": status, "numbers": numbers, "note": note}
+        needed = (info or {}).get("seeds")
         if status == INCONCLUSIVE and needed is not None:
             res["seeds_to_decide"] = needed if needed != float("inf") else "never (the estimate sits on a bound)"
+        if (info or {}).get("decisive"):
+            res["decisive"] = info["decisive"]
         if "cause" in claim:
             res["cause"] = {"kind": claim["cause"]["kind"], "why": " ".join(claim["cause"]["why"].split())}
         if claim.get("finding") is False:

@@ -48,7 +48,7 @@ def compare_diff(label, diff, relation, limit=0.0, location="mean"):
     lo, hi = loc.interval()
     text = interval_text(label, loc.estimate, lo, hi, loc.n, "pseudo-median diff" if location != "mean" else "diff")
     bounds = (-limit, limit) if relation == "similar" else (limit,)
-    return Comparison(label, p_for, p_against, loc.n, loc.estimate, (hi - lo) / 2, bounds), text
+    return Comparison(label, p_for, p_against, loc.n, loc.estimate, (hi - lo) / 2, bounds, text), text
 
 
 def compare_pair(label, fa, fb, relation, rel_tol=0.0, robust=False, collapse=None, location="mean"):
