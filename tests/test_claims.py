@@ -710,3 +710,29 @@ def test_slopes_in_t_over_a_share_of_the_horizon():
     assert claims.slope_at_most(df, x="t", max_slope=0.9, curves=["flat"], use_t=True, t_min=1)[0] == FAILED
     assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["linear"], use_t=True, t_share=0.1)[0] == REPRODUCED
     assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["flat"], use_t=True, t_share=0.5)[0] == FAILED
+
+
+def test_a_claim_below_the_minimum_seed_count_gets_no_verdict():
+    from ensemble_bandits.claims.evaluate import MIN_SEEDS
+
+    [few] = claims.evaluate(_entry(BEATS), long_table(paired(-10.0, n=MIN_SEEDS - 1)), "smoke")
+    assert few["status"] == INCONCLUSIVE
+    assert few["numbers"].startswith(f"not measured at scale smoke: {MIN_SEEDS - 1} seeds, fewer than the "
+                                     f"{MIN_SEEDS} a verdict needs")
+    [enough] = claims.evaluate(_entry(BEATS), long_table(paired(-10.0, n=MIN_SEEDS)), "smoke")
+    assert enough["status"] == REPRODUCED
+
+
+def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it():
+    rng = np.random.default_rng(3)
+    fin = {"A": 100.0 + rng.normal(-1.0, 10.0, 30), "B": np.full(30, 100.0)}
+    [res] = claims.evaluate(_entry(BEATS), long_table(fin))
+    assert res["status"] == INCONCLUSIVE and res["seeds_to_decide"] > 30
+
+
+def test_registry_causes_are_copied_into_the_claims_results():
+    entry = _entry(BEATS)
+    entry["claims"][0]["cause"] = {"kind": "underpowered", "why": "few  seeds"}
+    entry["claims"][0]["finding"] = False
+    [res] = claims.evaluate(entry, long_table(paired(-10.0)))
+    assert res["cause"] == {"kind": "underpowered", "why": "few seeds"} and res["finding"] is False

@@ -94,3 +94,24 @@ def test_pending_run_files_are_current_paper_cells_with_their_logs():
         assert set(np.load(run).files) >= {"seed", "t", "regret"}
         assert not all((PAPER / "records" / f"{fid}.json").exists() for fid in owners[key]), \
             f"{key}: every figure of this cell is committed; its pending files should have gone"
+
+
+def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
+    """A not reproduced or inconclusive claim in a committed paper record has a cause in the
+    registry (the report shows it), from the fixed list."""
+    from ensemble_bandits import registry
+    from ensemble_bandits.claims.evaluate import CAUSES
+
+    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    missing = []
+    for path in sorted(PAPER.glob("records/*.json")):
+        rec = report.read_record(path)
+        declared = {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
+        for claim in rec["claims"]:
+            if claim["status"] in ("not reproduced", "inconclusive"):
+                cause = declared.get(claim["id"], {}).get("cause")
+                if not cause:
+                    missing.append(f"{rec['id']}: {claim['id']}")
+                else:
+                    assert cause["kind"] in CAUSES and cause["why"].strip()
+    assert not missing, f"not reproduced or inconclusive without a cause: {missing}"

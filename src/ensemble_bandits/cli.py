@@ -210,6 +210,9 @@ def cmd_report(args):
         figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
     except ValueError as err:
         raise SystemExit(f"report: {err}")
+    from .report import with_registry_notes
+
+    figures = with_registry_notes(figures, registry.load_registry(args.config_dir, args.schema))
     archived = None
     if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
         archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
@@ -419,6 +422,8 @@ def main(argv=None):
     r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
     r.add_argument("--out", required=True)
+    r.add_argument("--config-dir", default="config", help="the registry's causes of the verdicts are read here")
+    r.add_argument("--schema", default=None)
     r.set_defaults(fn=cmd_report)
 
     tm = sub.add_parser("timings", help="CPU time of each figure's simulate jobs, from their logs")

@@ -124,6 +124,26 @@ def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "p
     return ", ".join(parts)
 
 
+def with_registry_notes(figures: list, entries: dict) -> list:
+    """Records with each claim's ``cause`` and ``finding`` as the registry states them now (they are
+    the registry's account of a verdict, not a result of the run: a record written before a cause was
+    declared shows it too)."""
+    out = []
+    for f in figures:
+        declared = {c["id"]: c for c in entries.get(f["id"], {}).get("claims", [])}
+        claims = []
+        for c in f["claims"]:
+            c = {k: v for k, v in c.items() if k not in ("cause", "finding")}
+            d = declared.get(c["id"], {})
+            if "cause" in d:
+                c["cause"] = {"kind": d["cause"]["kind"], "why": " ".join(d["cause"]["why"].split())}
+            if d.get("finding") is False:
+                c["finding"] = False
+            claims.append(c)
+        out.append({**f, "claims": claims})
+    return out
+
+
 def findings(figures: list) -> dict:
     """Each paper finding once: (paper, quote) -> [(figure id, claim), ...] in report order.  A
     sentence checked in several figures (the same quote) is one finding."""
@@ -167,7 +187,7 @@ def tally(figures: list) -> str:
     several figures is reproduced only if it is in each), how many of the others are reproduced
     under another reading, their causes, and the rows left out (repeats, reported, designed
     transpositions)."""
-    counts, repeats, reported, transposed = dict.fromkeys(VERDICTS, 0), 0, 0, 0
+    counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
     causes, elsewhere = {}, 0
     for rows in findings(figures).values():
         status = finding_status(rows)
@@ -177,10 +197,13 @@ def tally(figures: list) -> str:
         if not counted(rows):
             transposed += 1
             continue
+        cause = finding_cause(rows) if status != "reproduced" else None
+        if cause and cause["kind"] == "substitute":
+            substituted += 1
+            continue
         counts[status] += 1
         repeats += len(rows) - 1
         if status != "reproduced":
-            cause = finding_cause(rows)
             kind = cause["kind"] if cause else "no cause stated"
             causes[kind] = causes.get(kind, 0) + 1
             elsewhere += bool(reproduced_elsewhere(rows))
@@ -193,6 +216,9 @@ def tally(figures: list) -> str:
         text += (f" Of the {missed} not reproduced or inconclusive, {elsewhere} "
                  f"{'is' if elsewhere == 1 else 'are'} reproduced under another documented reading. Their causes: "
                  + ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))) + ".")
+    if substituted:
+        text += (f" {substituted} more rest on a substitute setting (not the paper's, which cannot be had offline) and "
+                 "are not counted as failures of the paper.")
     if transposed:
         text += f" {transposed} designed transposition(s) (a claim tested on another panel) are shown but not counted."
     if reported:

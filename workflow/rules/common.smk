@@ -3,6 +3,7 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -15,6 +16,7 @@ try:
 except registry.RegistryError as err:
     raise WorkflowError(f"invalid figure registry: {err}")
 ALL_IDS = sorted(REGISTRY)
+REGISTRY_FILES = sorted(str(p) for p in Path("config", "figures").glob("*.yaml"))
 # `skip` (config): ids or glob patterns left out of `all`, the paper targets and REPORT.md, which
 # lists them as not run (e.g. --config scale=paper skip='[epp-fig2b,epp-fig8*]').
 # A pattern that matches no id is an error naming it and the known ids (a typo would skip nothing).

@@ -11,6 +11,7 @@ rule report_all:
     input:
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale)],
         figures=lambda w: figure_targets(w.scale, built_ids(w.scale)),
+        registry=REGISTRY_FILES,  # the causes of the verdicts are read from it
     output:
         "figures/{scale}/REPORT.md",
     log:
@@ -28,6 +29,7 @@ rule report_all:
 
 rule report_paper:
     input:
+        registry=REGISTRY_FILES,
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper],
         figures=lambda w: figure_targets(w.scale, [i for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper]),
     output:

@@ -1,0 +1,117 @@
+"""Readings (ensemble_bandits.readings): labelled alternatives decided beside the paper's text."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ensemble_bandits import readings, registry, runner
+from ensemble_bandits.aggregate import figure_table
+from ensemble_bandits.archive import reduce_runs
+from ensemble_bandits.claims import evaluate
+from ensemble_bandits.claims.core import INCONCLUSIVE, REPRODUCED
+from ensemble_bandits.registry import RegistryError
+
+
+def _without_readings(entry):
+    return {k: v for k, v in entry.items() if k != "readings"}
+
+
+def test_readings_add_cells_and_leave_the_primary_ones_unchanged(entries, config):
+    entry = entries["glmes-fig1b"]
+    assert "once" in entry["readings"]
+    for scale in registry.SCALES:
+        plain = registry.resolve(_without_readings(entry), scale, config["scales"])
+        fig = registry.resolve(entry, scale, config["scales"])
+        primary = [s for s in fig["series"] if "reading" not in s]
+        assert primary == plain["series"]
+        extra = [s for s in fig["series"] if "reading" in s]
+        assert [s["curve"] for s in extra] == ["GLM-ES-DT100 [warm-up once]", "GLM-ES-DT300 [warm-up once]"]
+        assert all(s["cell"]["agent"]["dt_warmup"] == "once" for s in extra)
+        assert not {s["key"] for s in extra} & {s["key"] for s in primary}
+        assert fig["curves"][-2:] == [s["curve"] for s in extra]
+
+
+def test_a_readings_run_is_the_same_alone_in_a_batch_or_split(entries, config):
+    """A reading's cell is an ordinary cell: its seeds' numbers do not depend on what ran with them."""
+    fig = registry.resolve(entries["glmes-fig1b"], "smoke", config["scales"])
+    cell = next(s["cell"] for s in fig["series"] if s.get("reading") == "once")
+    cell = dict(cell, horizon=120)
+    primary = next(s["cell"] for s in fig["series"] if s["curve"] == "GLM-ES-DT100")
+    runner.simulate_columns(dict(primary, horizon=120), [0, 1])           # the primary first, same process
+    together = runner.simulate_columns(cell, [0, 1, 2])
+    alone = [runner.simulate_columns(cell, [s]) for s in (2, 0, 1)]
+    for seed, cols in zip((2, 0, 1), alone):
+        rows = together["seed"] == seed
+        assert np.array_equal(cols["regret"], together["regret"][rows])
+
+
+def _table(fig, shift):
+    """A figure table whose reading rows are the primary rows moved by ``shift`` (per curve)."""
+    rng = np.random.default_rng(1)
+    frames = {}
+    for s in fig["series"]:
+        base = 100.0 + (shift.get(s["curve"], 0.0) if "reading" in s else 0.0)
+        seeds = np.arange(s["seeds"])
+        frames[s["key"]] = reduce_runs(pd.DataFrame({"seed": seeds, "t": np.full(seeds.size, 50),
+                                                     "regret": base + rng.normal(0, 1, seeds.size),
+                                                     "seconds": np.zeros(seeds.size)}), "full")
+    return figure_table(fig, 50, frames=frames)
+
+
+def _entry():
+    return {"id": "glmes-x", "paper": "glmes", "title": "t", "caption": "c", "kind": "regret_curves",
+            "seeds": 20, "horizon": 50,
+            "panels": [{"label": "P", "env": {"name": "sphere_logistic", "d": 3, "n_arms": 4}}],
+            "curves": [{"label": "A", "agent": {"name": "glm_es_anytime", "T0": 10, "b": 2.0}},
+                       {"label": "B", "agent": {"name": "ucb_glm"}}],
+            "readings": {"fast": {"label": "fast A", "says": "A another way", "curves": ["A"],
+                                  "agent": {"dt_warmup": "once"}}},
+            "claims": [{"id": "a-beats-b", "quote": "A beats B", "checks": [
+                {"fn": "outperforms", "args": {"better": ["A"], "worse": ["B"]}}]}]}
+
+
+def test_claims_are_decided_per_reading_on_its_own_rows():
+    entry = _entry()
+    fig = registry.resolve(entry, "paper", {"paper": {}})
+    table = _table(fig, {"A [fast A]": -10.0})              # A beats B only under the reading
+    [res] = evaluate(entry, table)
+    assert res["status"] != REPRODUCED
+    [other] = res["readings"]
+    assert other["label"] == "fast A" and other["status"] == REPRODUCED and other["says"] == "A another way"
+    assert "A - B" in other["numbers"]
+
+
+def test_a_claims_only_reading_reads_the_same_runs_another_way():
+    entry = _entry()
+    del entry["readings"]["fast"]["agent"], entry["readings"]["fast"]["curves"]
+    entry["readings"]["fast"]["claims"] = {"a-beats-b": {"checks": [
+        {"fn": "similar", "args": {"a": "A", "b": "B", "rel_tol": 0.2}}]}}
+    fig = registry.resolve(entry, "paper", {"paper": {}})
+    assert not any("reading" in s for s in fig["series"])
+    [res] = evaluate(entry, _table(fig, {}))
+    assert res["readings"][0]["status"] == REPRODUCED and "band" in res["readings"][0]["numbers"]
+
+
+def test_a_reading_that_changes_nothing_or_names_an_unknown_claim_is_refused(tmp_path):
+    entry = _entry()
+    with pytest.raises(RegistryError, match="changes nothing"):
+        registry.check_readings("glmes-x", {**entry, "readings": {"r": {"label": "l", "says": "s"}}}, "f.yaml")
+    bad = copy.deepcopy(entry)
+    bad["readings"]["fast"]["claims"] = {"nope": {"checks": [{"fn": "outperforms", "args": {}}]}}
+    with pytest.raises(RegistryError, match=r"overrides claim\(s\) \['nope'\]"):
+        registry.check_readings("glmes-x", bad, "f.yaml")
+    with pytest.raises(RegistryError, match="lower-case letters"):
+        registry.check_readings("glmes-x", {**entry, "readings": {"Bad Name": entry["readings"]["fast"]}}, "f.yaml")
+
+
+def test_reading_rows_replace_only_the_curves_the_reading_changes():
+    entry = _entry()
+    fig = registry.resolve(entry, "paper", {"paper": {}})
+    table = _table(fig, {"A [fast A]": -10.0})
+    rows = readings.reading_rows(table, "fast")
+    assert sorted(set(rows["curve"])) == ["A", "B"] and "reading" not in rows.columns
+    assert rows[rows["curve"] == "A"]["regret"].mean() < 95
+    assert readings.primary_rows(table)[lambda d: d["curve"] == "A"]["regret"].mean() > 95
