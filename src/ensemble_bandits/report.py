@@ -265,16 +265,21 @@ def _readings_text(c: dict) -> str:
     return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}" for r in others])
 
 
-def _cause_text(c: dict) -> str:
+def _seeds_text(c: dict, seeds) -> str:
+    """For an underpowered finding: the seeds that would decide it, beside the run's (the paper's)."""
+    if c.get("cause", {}).get("kind") != "underpowered" or c.get("seeds_to_decide") is None:
+        return ""
+    ran = f"; the paper's and this run's {seeds}" if seeds else ""
+    return f" (about {c['seeds_to_decide']} seeds would decide it{ran})"
+
+
+def _cause_text(c: dict, seeds=None) -> str:
     if c["status"] not in ("not reproduced", "inconclusive"):
         return ""
     cause = c.get("cause")
     if not cause:
         return "not stated"
-    text = f"**{cause['kind']}**: {cause['why']}"
-    if cause["kind"] == "underpowered" and c.get("seeds_to_decide") is not None:
-        text += f" (seeds that would decide it: about {c['seeds_to_decide']})"
-    return text
+    return f"**{cause['kind']}**: {cause['why']}" + _seeds_text(c, seeds)
 
 
 def summary_table(figures: list, scale: str) -> list:
@@ -290,8 +295,8 @@ def summary_table(figures: list, scale: str) -> list:
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
             f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
-        if cause and cause["kind"] == "underpowered" and c.get("seeds_to_decide") is not None:
-            cause_text += f" (about {c['seeds_to_decide']} seeds would decide it)"
+        if cause:
+            cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
         deciding = _short(c.get("decisive") or c["numbers"], 140)
         link = f"[{fid} · {c['id']}](#{fid})"
         out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {verdict} | {_cell(cause_text)} | "
@@ -356,7 +361,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None) -> str
                     if c.get("finding") is False:
                         note += " *(designed transposition: shown, not counted)*"
                     status = ICON[c["status"]]
-                    cause = _cause_text(c)
+                    cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
                     for r in c.get("readings", []):
