@@ -46,6 +46,25 @@ def _read_figure(path) -> dict:
         raise SystemExit(f"cannot read the resolved figure {path}: {err}") from None
 
 
+def _json_arg(text: str, option: str, kind):
+    """``text`` parsed as JSON of type ``kind``, or one line naming the option."""
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise SystemExit(f"{option} is not valid JSON ({err})") from None
+    if not isinstance(value, kind):
+        raise SystemExit(f"{option} must be a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}")
+    return value
+
+
+def _seed_range(pair) -> list:
+    """Seeds ``first .. end - 1`` of ``--seeds FIRST END``, or one line when the range is empty."""
+    first, end = pair
+    if not 0 <= first < end:
+        raise SystemExit(f"--seeds {first} {end}: need 0 <= FIRST < END (seeds FIRST .. END-1)")
+    return list(range(first, end))
+
+
 def cmd_simulate(args):
     """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
     from .atomic import write_columns_atomic, write_text_atomic
@@ -53,8 +72,8 @@ def cmd_simulate(args):
     from .runner import simulate_columns
 
     keep_freed_memory()
-    cell = json.loads(args.cell)
-    seeds = list(range(args.seeds[0], args.seeds[1]))
+    cell = _json_arg(args.cell, "--cell", dict)
+    seeds = _seed_range(args.seeds)
     t0 = time.perf_counter()
     print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
           f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
@@ -74,10 +93,10 @@ def cmd_simulate_group(args):
     from .runner import simulate_group_columns
 
     keep_freed_memory()
-    cells = json.loads(args.cells)
+    cells = _json_arg(args.cells, "--cells", list)
     if len(cells) != len(args.out):
         raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
-    seeds = list(range(args.seeds[0], args.seeds[1]))
+    seeds = _seed_range(args.seeds)
     t0 = time.perf_counter()
     print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
           f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)

@@ -28,6 +28,7 @@ from .readings import NAME as READING_NAME
 from .readings import changes_runs, reading_series, readings_of
 
 SCALES = ("smoke", "default", "paper")
+MAX_SEEDS = 100_000       # a guard against a typo (seeds: 10^9 would build an absurd job graph)
 PAPERS = ("phe", "lines", "glmes", "epp")
 # A figure id: a paper prefix, a dash, then lower-case letters, digits and inner dashes (no spaces,
 # "/", "..", quotes or shell characters: ids become file names and command-line words).
@@ -67,11 +68,15 @@ class _StrictLoader(yaml.SafeLoader):
 def load_yaml(path) -> dict:
     """A YAML file, parsed strictly: a key given twice in one mapping is an error naming the file
     and both lines (RegistryError), and so is a file that is not valid YAML."""
-    with open(path) as fh:
-        try:
+    try:
+        with open(path, encoding="utf-8") as fh:
             return yaml.load(fh, Loader=_StrictLoader) or {}
-        except yaml.YAMLError as err:
-            raise RegistryError(f"{path}: not valid YAML: {err}") from None
+    except yaml.YAMLError as err:
+        raise RegistryError(f"{path}: not valid YAML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise RegistryError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8") from None
+    except OSError as err:
+        raise RegistryError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def match_ids(patterns, ids, what="pattern") -> list:
@@ -213,6 +218,14 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
     """Concrete figure at ``scale``: panels, curves and, per (panel, curve), the cell and its key."""
     fid = entry["id"]
     s = scale_settings(entry, scale, defaults)
+    known = {v for item in [*entry.get("panels", []), *entry.get("curves", [])] for v in item.get("grid", {})}
+    typos = sorted(set(s["grid"]) - known)
+    if typos:
+        raise RegistryError(f"figure {fid!r}, scales: {scale}: grid variable(s) {typos} are on no panel or curve "
+                            f"grid; grid variables: {sorted(known)}")
+    if s["seeds"] > MAX_SEEDS:
+        raise RegistryError(f"figure {fid!r}: {s['seeds']:,} seeds at scale {scale} is more than {MAX_SEEDS:,}; "
+                            f"a typo? (seeds is the number of independent runs per cell)")
     panels = _expand(entry.get("panels", [{"label": ""}]), s["grid"], fid, "panel")
     if s["env"]:
         panels = [dict(p, env={**p["env"], **s["env"]}) if "env" in p else p for p in panels]

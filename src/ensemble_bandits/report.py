@@ -396,14 +396,23 @@ def write_record(record: dict, path) -> None:
     write_text_atomic(json.dumps(record, indent=1, ensure_ascii=False) + "\n", path)
 
 
+def _restore(path) -> str:
+    """How to get a damaged record back: a committed one from git (rebuilding a paper figure can take
+    hours), any other by rebuilding its figure."""
+    if "/paper/" in str(path).replace(os.sep, "/"):
+        return (f"restore the committed file with `git checkout -- {path}` (or delete it and rebuild the figure, "
+                "from its archive where it has one)")
+    return "delete it and rebuild its figure"
+
+
 def read_record(path) -> dict:
     """A record, checked for the keys REPORT.md needs (a clear error names a damaged file)."""
     try:
         with open(path, encoding="utf-8") as fh:
             record = json.load(fh)
     except (OSError, ValueError) as err:
-        raise ValueError(f"record {path} is unreadable ({err}): delete it and rebuild its figure") from None
+        raise ValueError(f"record {path} is unreadable ({err}): {_restore(path)}") from None
     missing = [k for k in RECORD_KEYS if k not in record]
     if missing:
-        raise ValueError(f"record {path} lacks {', '.join(missing)}: delete it and rebuild its figure")
+        raise ValueError(f"record {path} lacks {', '.join(missing)}: {_restore(path)}")
     return record

@@ -47,8 +47,57 @@ def _checked(kind: str, registry: dict, spec: dict, n_args: int):
     bad = [k for k in spec if k not in allowed]
     if bad:
         raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
+    ranges = {**PARAM_RANGES, **getattr(cls, "param_ranges", {})}
+    symbolic = getattr(cls, "symbolic_params", {})   # {key: names it also takes}, e.g. m: T (the horizon)
+    for key, value in spec.items():
+        if key in symbolic:
+            if isinstance(value, str) and value not in symbolic[key]:
+                raise ValueError(f"{kind} {name!r}: hyper-parameter {key} = {value!r} is not allowed: a number or "
+                                 f"one of {', '.join(symbolic[key])}")
+            if isinstance(value, str):
+                continue
+            check_value(f"{kind} {name!r}", key, value, 0.0, ranges.get(key))
+        else:
+            check_value(f"{kind} {name!r}", key, value, params[key].default, ranges.get(key))
     dist.check_spec(cls, spec)          # e.g. binomial_n given with a family other than binomial
     return cls, spec
+
+
+# Ranges of the hyper-parameters that share a meaning across classes: (low, high, low included); a
+# class may declare more, or narrower ones, as ``param_ranges``.  Types follow the defaults.
+PARAM_RANGES = {
+    "M": (1, None, True), "m": (1, None, True), "d": (1, None, True), "n_arms": (1, None, True),
+    "noise_sd": (0, None, True), "prior_var": (0, None, False), "lam": (0, None, True),
+    "scale": (0, None, True), "T0": (1, None, True), "b": (1, None, False),
+}
+
+
+def check_value(what: str, key: str, value, default, bounds=None) -> None:
+    """A hyper-parameter's value checked against its default's type (an integer where the default is
+    one, a number where it is a float, a string, a boolean) and ``bounds`` (low, high, low included):
+    a ValueError naming the parameter, the value and what is allowed."""
+    import numbers
+
+    def fail(allowed):
+        raise ValueError(f"{what}: hyper-parameter {key} = {value!r} is not allowed: {allowed}")
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            fail("true or false")
+    elif isinstance(default, int) and default is not inspect.Parameter.empty:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            fail("an integer")
+    elif isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            fail("a number")
+    elif isinstance(default, str) and not isinstance(value, str):
+        fail("a name (text)")
+    if bounds and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        low, high, closed = bounds
+        if low is not None and (value < low or (value == low and not closed)):
+            fail(f"{'at least' if closed else 'more than'} {low}")
+        if high is not None and value > high:
+            fail(f"at most {high}")
 
 
 def _construct(kind: str, registry: dict, spec: dict, *args):

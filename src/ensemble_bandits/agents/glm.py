@@ -204,6 +204,8 @@ class UCBGLM(GLMUCB):
 
     name = "ucb_glm"
 
+    symbolic_params = {"alpha": ("theory",)}        # alpha: a number, or the theory value
+
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, alpha="theory", sigma: float = 0.5,
                  c_mu: float = 0.25, delta: float | None = None, penalty: str = "squared", solver: str = "newton",
                  steps: int = 100, lr: float = 0.01, tol: float = 1e-6, warmup: int = 0):

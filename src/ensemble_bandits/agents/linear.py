@@ -404,6 +404,7 @@ class EnsembleSampling(LinearAgent):
 
     name = "ensemble_sampling"
     distribution_params = {"perturbation": "scalar", "init": "init"}
+    symbolic_params = {"m": ("T", "horizon")}       # m = T: one member per round (lines-equiv)
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:

@@ -213,6 +213,15 @@ def _block_pair(args) -> bool:
     return b <= c or d <= a
 
 
+def check_arguments(fn: str) -> set:
+    """The arguments a registry check may give to check ``fn`` (its parameters after the table, and
+    ``report_only``)."""
+    import inspect
+
+    params = list(inspect.signature(CHECKS[fn]).parameters)[1:]
+    return {*params, "report_only"}
+
+
 def check_curves(chk: dict) -> list:
     """The curve labels a check's arguments name (the arguments its function declares with
     ``@check(curves=...)``)."""
@@ -236,6 +245,11 @@ def validate_names(entry: dict, curves, panels) -> None:
                 raise ClaimError(f"{where} uses unknown check {chk['fn']!r}; "
                                  f"known: {', '.join(sorted([*CHECKS, *CLAIM_LEVEL]))}")
             args = chk.get("args", {})
+            if chk["fn"] in CHECKS:
+                unknown = sorted(set(args) - check_arguments(chk["fn"]))
+                if unknown:
+                    raise ClaimError(f"{where}: check {chk['fn']!r} has no argument(s) {unknown}; its arguments: "
+                                     f"{', '.join(sorted(check_arguments(chk['fn'])))}")
             if chk["fn"] == "premise" and args.get("claim") not in earlier:
                 raise ClaimError(f"{where}: its premise must name an earlier claim of the figure; earlier: {earlier}")
             if chk["fn"] == "after_round" and (set(args) != {"t"} or not isinstance(args["t"], int)):
