@@ -108,3 +108,26 @@ def test_a_job_killed_by_a_signal_says_so(tmp_path):
                           "os.kill(os.getpid(), signal.SIGTERM)"], capture_output=True, text=True)
     assert res.returncode == 128 + 15
     assert "error: killed by signal 15 (TERM); its last line: step 3 of 9" in res.stderr
+
+
+@pytest.mark.workflow
+def test_a_failing_report_job_leaves_the_committed_report_and_names_the_fix(tmp_path):
+    """A damaged committed record stops the REPORT.md job, whose message names `git checkout`;
+    the committed REPORT.md, written only by the publish copy, is still there, byte for byte."""
+    import shutil
+
+    from helpers import ROOT, copy_project
+
+    project = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
+    report = project / "figures" / "paper" / "REPORT.md"
+    before = report.read_bytes()
+    (project / "figures" / "paper" / "records" / "phe-tab1.json").write_text("{damaged")
+    skip = "[epp-fig16,epp-fig3c,epp-fig9b,epp-fig9c,glmes-fig1d,glmes-fig1e,glmes-fig1f,glmes-fig2d,glmes-fig4b,glmes-fig5*]"
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "figures/paper/REPORT.md", "--forcerun",
+                          "report_all", "--config", "scale=paper", "reuse_records=true", f"skip={skip}"],
+                         cwd=project, capture_output=True, text=True, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out[-3000:]
+    assert "restore the committed file with `git checkout -- figures/paper/records/phe-tab1.json`" in out, out[-3000:]
+    assert report.read_bytes() == before

@@ -188,21 +188,51 @@ def cmd_aggregate(args):
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
-def cmd_archive(args):
-    """Copy a staged archive (written by an aggregate job) to its committed place, after checking
-    that it is the archive of the figure the target's name says."""
+def _check_published(staged: str, out: str) -> str:
+    """What a staged file is, checked by its kind (a record, a report, an archive, a PNG or a PDF);
+    SystemExit naming the file when it is not what its name says."""
+    from . import archive as arch
+    from .report import read_record
+
+    name = os.path.basename(out)
+    try:
+        if out.endswith(".parquet"):
+            meta = arch.read_meta(staged, name.removesuffix(".parquet"))
+            return f"archive of {len(meta['cells'])} cells ({meta['mode']})"
+        if out.endswith(".json"):
+            return f"record of {read_record(staged)['id']}"
+        with open(staged, "rb") as fh:
+            data = fh.read()
+        if out.endswith(".md") and data.strip():
+            data.decode("utf-8")
+            return "markdown"
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"publish: {staged} cannot be published as {out}: {err}") from None
+    magic = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
+    ext = os.path.splitext(out)[1]
+    if ext not in magic or not data.startswith(magic[ext]):
+        raise SystemExit(f"publish: {staged} is not a {ext or 'known'} file the workflow writes; nothing was copied to {out}")
+    return ext[1:].upper()
+
+
+def cmd_publish(args):
+    """Copy files a job staged under results/<scale>/published/ into place under figures/<scale>/,
+    each checked to be what its name says; a table's markdown copy beside its PDF goes along."""
     import shutil
 
-    from . import archive as arch
     from .atomic import atomic_write
 
-    fid = os.path.basename(args.out).removesuffix(".parquet")
-    try:
-        meta = arch.read_meta(args.staged, fid)
-    except arch.ArchiveError as err:
-        raise SystemExit(str(err)) from None
-    atomic_write(args.out, lambda tmp: shutil.copyfile(args.staged, tmp))
-    print(f"{fid}: archive of {len(meta['cells'])} cells ({meta['mode']}) written to {args.out}", file=sys.stderr)
+    if len(args.staged) != len(args.out):
+        raise SystemExit(f"publish: {len(args.staged)} staged files but {len(args.out)} outputs")
+    pairs = list(zip(args.staged, args.out))
+    for staged, out in list(pairs):
+        md = os.path.splitext(staged)[0] + ".md"
+        if staged.endswith(".pdf") and os.path.exists(md):
+            pairs.append((md, os.path.splitext(out)[0] + ".md"))
+    for staged, out in pairs:
+        what = _check_published(staged, out)
+        atomic_write(out, lambda tmp, src=staged: shutil.copyfile(src, tmp))
+        print(f"published {out} ({what})", file=sys.stderr)
 
 
 def cmd_claims(args):
@@ -423,10 +453,11 @@ def main(argv=None):
     a.add_argument("--archive-sha256", help="the SHA-256 the archive must have (checked before it is read)")
     a.set_defaults(fn=cmd_aggregate)
 
-    ar = sub.add_parser("archive", help="copy a figure's staged archive to its committed place, checked")
-    ar.add_argument("--staged", required=True, help="the archive an aggregate job wrote (results/<scale>/archives)")
-    ar.add_argument("--out", required=True, help="figures/<scale>/archives/<id>.parquet")
-    ar.set_defaults(fn=cmd_archive)
+    pb = sub.add_parser("publish", help="copy staged results (results/<scale>/...) into place under figures/<scale>/, "
+                        "each checked to be what its name says")
+    pb.add_argument("--staged", required=True, nargs="+", help="files a job wrote under results/<scale>/")
+    pb.add_argument("--out", required=True, nargs="+", help="their places under figures/<scale>/, in the same order")
+    pb.set_defaults(fn=cmd_publish)
 
     c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
     c.add_argument("--figure", required=True, help=figure_help)

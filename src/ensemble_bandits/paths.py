@@ -56,6 +56,15 @@ def staged_archive(scale, fid) -> str:
     return f"results/{scale}/archives/{fid}.parquet"
 
 
+def staged(path) -> str:
+    """Where a job writes a published file first (``figures/<scale>/...`` -> ``results/<scale>/published/...``):
+    rule publish copies it into place, so a failing job can never delete a committed file."""
+    parts = Path(path).parts
+    if parts[0] != "figures":
+        raise ValueError(f"{path} is not a published file (figures/<scale>/...)")
+    return str(Path("results", parts[1], "published", *parts[2:]))
+
+
 def record_file(scale, fid) -> str:
     """A figure's record: its REPORT.md section's content and the run that produced it (committed
     with the figure at paper scale, so a later report can reuse it)."""

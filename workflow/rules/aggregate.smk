@@ -5,6 +5,10 @@
 
 localrules:
     resolve_figure,
+    archive,
+    publish_record,
+    publish_figure,
+    publish_report,
 
 
 # The registry entry Snakemake resolved for the DAG, written by a local job (a small script: no new
@@ -58,11 +62,27 @@ rule archive:
     output:
         paths.archive_file("{scale}", "{paper}-{fig}"),
     log:
-        "results/{scale}/logs/archive/{paper}-{fig}.log",
+        "results/{scale}/logs/publish/archive-{paper}-{fig}.log",
     params:
         logged=LOGGED,
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli archive --staged {input} --out {output}"
+        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
+
+
+# Committed files (figures/<scale>/...) are written by no job but a checked copy: the claims, report
+# and figure jobs write under results/<scale>/published/ (paths.staged), and these rules copy the
+# result into place, so a job that fails (a typo, a damaged input) can never delete a committed file.
+rule publish_record:
+    input:
+        paths.staged(paths.record_file("{scale}", "{paper}-{fig}")),
+    output:
+        paths.record_file("{scale}", "{paper}-{fig}"),
+    log:
+        "results/{scale}/logs/publish/record-{paper}-{fig}.log",
+    params:
+        logged=LOGGED,
+    shell:
+        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
 
 
 rule claims:
@@ -72,7 +92,7 @@ rule claims:
     output:
         json=paths.claims_file("{scale}", "{paper}-{fig}"),
         rst="results/{scale}/claims/{paper}-{fig}.rst",
-        record=paths.record_file("{scale}", "{paper}-{fig}"),
+        record=paths.staged(paths.record_file("{scale}", "{paper}-{fig}")),
     log:
         "results/{scale}/logs/claims/{paper}-{fig}.log",
     conda:

@@ -9,14 +9,8 @@ rule figure:
         claims="results/{scale}/claims/{paper}-{fig}.rst",
         notebook=lambda w: f"notebooks/{entry(w)['kind']}.ipynb",
     output:
-        pdf="figures/{scale}/{paper}-{fig}.pdf",
-        png=report(
-            "figures/{scale}/{paper}-{fig}.png",
-            caption="../report/figure.rst",
-            category="{paper}",
-            subcategory="{scale}",
-            labels={"figure": "{paper}-{fig}", "scale": "{scale}"},
-        ),
+        pdf=paths.staged("figures/{scale}/{paper}-{fig}.pdf"),
+        png=paths.staged("figures/{scale}/{paper}-{fig}.png"),
     log:
         notebook="results/{scale}/notebooks/{paper}-{fig}.ipynb",
         stderr="results/{scale}/logs/figure/{paper}-{fig}.log",
@@ -27,9 +21,34 @@ rule figure:
         mem_mb=2000,
     params:
         logged=LOGGED,
-        caption=lambda w: rst_escape(entry(w)["caption"]),
-        title=lambda w: rst_escape(entry(w)["title"]),
     shell:
         "MPLBACKEND=Agg {params.logged} {log.stderr} papermill {input.notebook} {log.notebook} -k python3 --log-level WARNING "
         "--no-progress-bar -p table {input.table} -p spec {input.spec} -p out_pdf {output.pdf} "
         "-p out_png {output.png}"
+
+
+# The figure into place (see publish_record): the PDF, the PNG (with the caption of the HTML
+# report) and, for a table, its markdown copy.
+rule publish_figure:
+    input:
+        pdf=paths.staged("figures/{scale}/{paper}-{fig}.pdf"),
+        png=paths.staged("figures/{scale}/{paper}-{fig}.png"),
+        claims="results/{scale}/claims/{paper}-{fig}.rst",
+    output:
+        pdf="figures/{scale}/{paper}-{fig}.pdf",
+        png=report(
+            "figures/{scale}/{paper}-{fig}.png",
+            caption="../report/figure.rst",
+            category="{paper}",
+            subcategory="{scale}",
+            labels={"figure": "{paper}-{fig}", "scale": "{scale}"},
+        ),
+    log:
+        "results/{scale}/logs/publish/figure-{paper}-{fig}.log",
+    params:
+        logged=LOGGED,
+        caption=lambda w: rst_escape(entry(w)["caption"]),
+        title=lambda w: rst_escape(entry(w)["title"]),
+    shell:
+        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input.pdf} {input.png} "
+        "--out {output.pdf} {output.png}"

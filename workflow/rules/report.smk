@@ -13,7 +13,7 @@ rule report_all:
         figures=lambda w: figure_targets(w.scale, built_ids(w.scale)),
         registry=REGISTRY_FILES,  # the causes of the verdicts are read from it
     output:
-        "figures/{scale}/REPORT.md",
+        paths.staged("figures/{scale}/REPORT.md"),
     log:
         "results/{scale}/logs/report.log",
     conda:
@@ -33,7 +33,7 @@ rule report_paper:
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper],
         figures=lambda w: figure_targets(w.scale, [i for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper]),
     output:
-        "figures/{scale}/REPORT-{paper}.md",
+        paths.staged("figures/{scale}/REPORT-{paper}.md"),
     log:
         "results/{scale}/logs/report-{paper}.log",
     conda:
@@ -44,6 +44,21 @@ rule report_paper:
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
         "--ids {params.ids} --out {output}"
+
+
+rule publish_report:
+    input:
+        paths.staged("figures/{scale}/{report}.md"),
+    output:
+        "figures/{scale}/{report}.md",
+    log:
+        "results/{scale}/logs/publish/{report}.log",
+    wildcard_constraints:
+        report=r"REPORT(-[a-z]+)?",
+    params:
+        logged=LOGGED,
+    shell:
+        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
 
 
 rule phe:
