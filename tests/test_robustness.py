@@ -296,13 +296,15 @@ def test_corrupted_run_file_names_the_file_and_recomputes_once_deleted(built):
     assert res.returncode != 0
     expected = f"cached result results/smoke/runs/{key}/seeds-0-4.npz is unreadable ("
     cause = next((ln for ln in res.output.splitlines() if ln.startswith("error: ")), "")
-    assert expected in cause and "); delete it and rerun" in cause, res.output[-4000:]   # on the terminal
+    hint = ("); delete it and rerun, then rebuild it and what follows from it: snakemake --cores 2 "
+            "figures/smoke/lines-gauss-ts.pdf --forcerun aggregate --config scale=smoke")
+    assert expected in cause and hint in cause, res.output[-4000:]   # on the terminal
     assert cause.endswith("[log: results/smoke/logs/aggregate/lines-gauss-ts.log]")
     log = (built / "results/smoke/logs/aggregate/lines-gauss-ts.log").read_text()
     assert expected in log                                                 # also without --show-failed-logs
     assert "results/smoke/logs/aggregate/lines-gauss-ts.log" in _snakemake(built, CHEAP, *SMOKE).output
     bad.unlink()
-    rerun = _ok(_snakemake(built, CHEAP, *SMOKE))
+    rerun = _ok(_snakemake(built, "figures/smoke/lines-gauss-ts.pdf", "--forcerun", "aggregate", *SMOKE))   # as told
     assert _job_counts(rerun.output).get("simulate") == 1
     assert len(read_run(bad)) > 0
     assert {f: m for f, m in _mtimes(built).items() if Path(f) != bad} == others

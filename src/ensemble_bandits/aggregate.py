@@ -18,7 +18,8 @@ from .stats import final_rows
 
 
 class CacheError(RuntimeError):
-    """A cached result (run file or aggregated table) cannot be read: delete it and rerun."""
+    """A cached result (run file or aggregated table) cannot be read: delete it and rerun (the command
+    line adds the target that rebuilds it: cli._rebuild_hint)."""
 
 
 def _read_cached(path, read):

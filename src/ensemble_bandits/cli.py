@@ -502,8 +502,25 @@ def main(argv=None):
         _enter_project(args)
     try:
         args.fn(args)
-    except (registry.RegistryError, DataError, CacheError) as err:
+    except CacheError as err:
+        raise SystemExit(f"{args.cmd}: {err}{_rebuild_hint(args)}") from None
+    except (registry.RegistryError, DataError) as err:
         raise SystemExit(f"{args.cmd}: {err}") from None
+
+
+def _rebuild_hint(args) -> str:
+    """After a damaged cache file (a run file or table of a figure): the targets that rebuild what it
+    held (the figure's own PDF would find nothing to do while the old one exists)."""
+    fig = getattr(args, "figure", None)
+    if not fig:
+        return ""
+    try:
+        doc = _read_figure(fig)
+    except SystemExit:
+        return ""
+    scale, fid = doc["scale"], doc["id"]
+    return (f", then rebuild it and what follows from it: snakemake --cores 2 figures/{scale}/{fid}.pdf "
+            f"--forcerun aggregate --config scale={scale}")
 
 
 def _enter_project(args) -> None:
