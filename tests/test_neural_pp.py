@@ -592,3 +592,58 @@ def test_the_cost_model_follows_the_work_of_a_round():
     # LMC-TS: full-history steps, so its cost per round grows with the horizon
     lm = {"name": "lmcts", "num_iter": 5}
     assert _cost(lm, horizon=40_000) / 40_000 > 1.5 * _cost(lm, horizon=20_000) / 20_000
+
+
+# ---------------------------------------------------------------------------------------------
+# code-faithful variants of the authors' code (off by default): each changes only what it names
+
+
+def test_max_logit_ranking_picks_the_arm_holding_the_largest_logit_of_either_class():
+    """Ensemble+ of the authors' code: on a fixed network, the arm whose largest logit (class 0 or
+    1) is the largest, where P(class 1) would pick another arm."""
+    e = _env("epp_neural", [0, 1])
+    for name in ("ensemble_plus", "ensemble_pp_neural", "epinet"):
+        a = AGENTS[name](e.setting, [0, 1], 10, loss="ce", rank_by="max_logit", **{**FAST, **_kw(name)})
+        x = a.features(e.observe(1))
+        xi = None if a.act_index() is None else a.tensor(a.act_index())
+        s = a.scores(x, xi)
+        if xi is None:
+            xi = torch.zeros((a.B, max(a.M, 1)), dtype=a.dtype)
+        logits = a.predict(x, xi[:, None, None, :].expand(-1, x.shape[1], 1, -1))[..., 0]     # (B, K, 2)
+        naive = np.array([[max(float(logits[b, k, 0]), float(logits[b, k, 1])) for k in range(e.K)]
+                          for b in range(a.B)])
+        assert np.array_equal(s.detach().numpy(), naive.astype(np.float32)), name
+        prob = logits[..., 1] - logits[..., 0]
+        assert torch.equal(AGENTS[name](e.setting, [0, 1], 10, loss="ce", **{**FAST, **_kw(name)}).scores(x, xi), prob) \
+            or name == "ensemble_pp_neural"           # the default ranking: P(class 1) (same weights, same draws)
+
+
+def test_softmax_then_cross_entropy_is_the_double_softmax_and_nothing_else_changes():
+    """EpiNet of the authors' code: cross-entropy applied to softmax outputs.  The loss on one batch is
+    the hand-written double softmax; the first round's arms (before any training) are the default's."""
+    seeds = [0, 1]
+    e = _env("epp_neural", seeds)
+    kw = {**FAST, **_kw("epinet"), "loss": "ce"}
+    plain = AGENTS["epinet"](e.setting, seeds, 10, **kw)
+    double = AGENTS["epinet"](e.setting, seeds, 10, **{**kw, "loss": "ce_softmax"})
+    x = torch.randn(2, 4, 6)
+    y = torch.tensor([[0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 1.0]])
+    xi = double.update_indices(4)
+    z = torch.zeros(2, 4, 0)
+    pred = double.predict(x, xi)                                      # (B, n, 2, k)
+    p = torch.softmax(pred, dim=2)
+    logp = p - torch.logsumexp(p, dim=2, keepdim=True)
+    naive = sum(-float(logp[b, i, int(y[b, i]), j]) / (4 * pred.shape[3])
+                for b in range(2) for i in range(4) for j in range(pred.shape[3]))
+    assert float(double.batch_loss(x, y, z, xi)) == pytest.approx(naive, rel=1e-5)
+    assert float(plain.batch_loss(x, y, z, xi)) != pytest.approx(naive, rel=1e-3)
+    obs = e.observe(1)
+    assert np.array_equal(plain.select(1, obs), double.select(1, obs))
+
+
+def test_an_unknown_ranking_or_loss_is_refused():
+    e = _env("epp_neural", [0])
+    with pytest.raises(ValueError, match="rank_by must be one of prob, logit, max_logit"):
+        AGENTS["ensemble_plus"](e.setting, [0], 10, loss="ce", rank_by="argmax", **{**FAST, **_kw("ensemble_plus")})
+    with pytest.raises(ValueError, match="loss must be one of"):
+        AGENTS["epinet"](e.setting, [0], 10, loss="softmax", **{**FAST, **_kw("epinet")})

@@ -14,10 +14,11 @@ by a fixed amount per round, so a seed's result does not depend on its batch or 
 CPU).
 
 Common options: ``dtype`` "float32" (default) or "float64"; ``device`` "cpu" (default) or "cuda";
-``loss`` "mse" (regression rewards, C = 1 output) or "ce" (the neural classification bandit: C = 2
-logits, cross-entropy, class 1 = reward 1, ambiguity A17); ``rank_by`` "prob" (default, A17: rank
-actions by softmax P(class 1), i.e. by l1 - l0) or "logit" (the authors' code: the raw class-1
-logit).  Optimiser (A10, A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
+``loss`` "mse" (regression rewards, C = 1 output), "ce" (the neural classification bandit: C = 2
+logits, cross-entropy, class 1 = reward 1, ambiguity A17) or "ce_softmax" (the authors' EpiNet:
+softmax, then cross-entropy: a double softmax, A18; off by default); ``rank_by`` "prob" (default, A17:
+rank actions by softmax P(class 1), i.e. by l1 - l0), "logit" (the authors' Ensemble++: the raw
+class-1 logit) or "max_logit" (the authors' Ensemble+: the largest logit of either class).  Optimiser (A10, A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
 replacement from a FIFO buffer of ``buffer_size`` 10,000, coupled L2 weight decay
 ``weight_decay``/len(buffer) recomputed every step, ``G`` gradient steps every ``update_freq``
 rounds from round ``update_start`` = 128 on.  Body: ``hidden`` = D units of the 2-layer ReLU trunk
@@ -48,7 +49,12 @@ from ..protocol import AgentClass, Setting
 from ..rng import Streams
 from .torch_common import FlatAdam, from_stream, linear, matmul, torch_device, torch_dtype
 
-LOSSES = {"mse": 1, "ce": 2}           # loss -> number of outputs C
+# loss -> number of outputs C; "ce_softmax" is the authors' EpiNet: softmax applied to the logits before
+# the cross-entropy (which applies its own: a double softmax), a code-faithful variant, off by default
+LOSSES = {"mse": 1, "ce": 2, "ce_softmax": 2}
+# rank_by: "prob" (default: P(class 1), i.e. l1 - l0), "logit" (the raw class-1 logit: the authors'
+# Ensemble++), "max_logit" (the arm holding the largest logit of either class: the authors' Ensemble+)
+RANK_BY = ("prob", "logit", "max_logit")
 PRIOR_INITS = ("sphere_rows", "xavier")  # Ensemble++ prior P0: unit rows in R^M ("sDB"), or xavier-normal
 NPS = 16                               # index vectors per datum per step of a sampled update family
 
@@ -225,8 +231,8 @@ class NeuralAgent(AgentClass):
         self.check_action_space(setting.action_space)
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
-        if rank_by not in ("prob", "logit"):
-            raise ValueError(f"rank_by must be 'prob' or 'logit', got {rank_by!r}")
+        if rank_by not in RANK_BY:
+            raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
         self.torch = torch
         self.setting = setting
         self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
@@ -344,6 +350,8 @@ class NeuralAgent(AgentClass):
         out = self.predict(x, xi[:, None, None, :].expand(-1, x.shape[1], 1, -1))[..., 0]    # (B, K, C)
         if self.C == 1:
             return out[..., 0]
+        if self.rank_by == "max_logit":
+            return out.max(dim=2).values
         return out[..., 1] - out[..., 0] if self.rank_by == "prob" else out[..., 1]
 
     def features(self, obs):
@@ -391,7 +399,9 @@ class NeuralAgent(AgentClass):
         """Sum over seeds of each seed's mean loss over (datum, index vector)."""
         torch = self.torch
         pred = self.predict(x, xi)                                    # (B, n, C, k)
-        if self.loss == "ce":
+        if self.loss in ("ce", "ce_softmax"):
+            if self.loss == "ce_softmax":                                # the authors' EpiNet: softmax first
+                pred = torch.softmax(pred, dim=2)
             logp = torch.log_softmax(pred, dim=2)
             label = y.long()[:, :, None, None].expand(-1, -1, 1, pred.shape[3])
             return -torch.gather(logp, 2, label)[:, :, 0].mean(dim=(1, 2)).sum()
