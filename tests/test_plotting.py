@@ -243,3 +243,33 @@ def test_log_x_within_two_decades_has_readable_ticks():
     assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
     assert not [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_text()]
     plt.close(fig)
+
+
+def test_the_declared_plot_options_are_what_the_drawing_code_reads():
+    """plot_options (checked while the job graph is built) against the keys each kind's module reads."""
+    import re
+
+    from ensemble_bandits import plot_options
+
+    pattern = re.compile(r'plot(?:\.get\(|\[)"(\w+)"')
+    src = Path(plotting.__file__).parent
+    read = lambda name: set(pattern.findall((src / f"{name}.py").read_text()))   # noqa: E731
+    assert read("style") == plot_options.COMMON
+    for kind, declared in plot_options.OPTIONS.items():
+        assert read(kind) == declared, kind
+    assert set(plot_options.OPTIONS) == set(plotting.KINDS)
+
+
+def test_a_misspelt_plot_option_or_static_table_fails_before_any_job(entries, config):
+    from ensemble_bandits import registry, validation
+    from ensemble_bandits.registry import RegistryError
+
+    entry = dict(entries["phe-fig1"], plot={"legnd_loc": "outside"})
+    fig = registry.resolve(entry, "smoke", config["scales"])
+    with pytest.raises(RegistryError, match=r"figure 'phe-fig1': plot option\(s\) \['legnd_loc'\] are not read by plot "
+                                            r"kind 'regret_curves'; its options: alpha, black, "):
+        validation.check_figure(entry, fig, config["scales"])
+    entry = dict(entries["phe-tab1"], static={"name": "nope"})
+    fig = registry.resolve(entry, "smoke", config["scales"])
+    with pytest.raises(RegistryError, match=r"figure 'phe-tab1': unknown static table 'nope'; known: "):
+        validation.check_figure(entry, fig, config["scales"])

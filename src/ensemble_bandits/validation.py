@@ -35,6 +35,19 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     from .data import DataError, check_names
     from .runner import check_cell
 
+    from .plot_options import allowed_options, unknown_options
+
+    unknown = unknown_options(entry["kind"], entry.get("plot", {}))
+    if unknown:
+        allowed = allowed_options(entry["kind"])
+        raise RegistryError(f"figure {fig['id']!r}: plot option(s) {unknown} are not read by plot kind "
+                            f"{entry['kind']!r}; its options: {', '.join(allowed)}")
+    if "static" in entry:
+        from .paper_tables import STATIC_TABLES
+
+        if entry["static"]["name"] not in STATIC_TABLES:
+            raise RegistryError(f"figure {fig['id']!r}: unknown static table {entry['static']['name']!r}; known: "
+                                f"{', '.join(sorted(STATIC_TABLES))}")
     try:
         check_names(entry.get("data", []) + entry.get("optional_data", []))
     except DataError as err:
