@@ -426,10 +426,32 @@ def _blocks(seeds: list, size: int):
 
 
 def _progress(block):
+    """A progress callback for a batch of seeds: every tenth of the run, a line with the round, the
+    elapsed time, the rate and the time left (a job's log shows how far it is and when it will end)."""
+    import time
+
+    start = time.perf_counter()
+
     def progress(t, T):
         if t == T or t % max(1, T // 10) == 0:
-            print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}", file=sys.stderr, flush=True)
+            elapsed = time.perf_counter() - start
+            rate = t / elapsed if elapsed > 0 else float("inf")
+            left = (T - t) / rate if rate > 0 else float("inf")
+            print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}, {_duration(elapsed)} elapsed, "
+                  f"{rate:,.0f} rounds/s, about {_duration(left)} left", file=sys.stderr, flush=True)
     return progress
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    if seconds != seconds or seconds == float("inf"):
+        return "?"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 def _long_table(block, cps, res: dict, secs: float) -> dict:

@@ -1,0 +1,19 @@
+"""A simulation job's log says how far it is: round, elapsed time, rate and time left."""
+import re
+
+from ensemble_bandits import runner
+
+
+def test_progress_lines_give_elapsed_rate_and_time_left(capsys):
+    progress = runner._progress([3, 4, 5])
+    for t in range(1, 101):
+        progress(t, 100)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 10
+    pattern = re.compile(r"^  seeds 3-5: round (\d+)/100, (\d+ s|\d+ min \d\d s), [\d,]+ rounds/s, about (.+) left$")
+    assert all(pattern.match(line) for line in lines), lines
+    assert pattern.match(lines[-1]).group(3) == "0 s"
+
+
+def test_durations_read_naturally():
+    assert [runner._duration(s) for s in (4.4, 65, 3725, float("inf"))] == ["4 s", "1 min 05 s", "1 h 02 min", "?"]
