@@ -8,6 +8,8 @@ Statistics live in ``stats``, writers in ``atomic``.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .protocol import TIMED_PARTS
@@ -30,15 +32,63 @@ def _read_cached(path, read):
                          f"delete it and rerun") from None
 
 
-def read_run(path):
-    """A cached run file as a DataFrame, with a clear error when it is unreadable (delete it)."""
+IDENTITY_FORMAT = 1
+# Run files written before run files carried their identity are refused (their version is unknown).
+STRICT_IDENTITY = False
+
+
+def identity_of(cell: dict, seeds) -> np.ndarray:
+    """What a run file of ``cell`` over ``seeds`` is: its cell key, the algorithms version of its
+    numbers, its seed range and horizon, as a JSON string array (an npz entry ``_identity``)."""
+    import json
+
+    from .registry import cell_key
+    from .runner import algorithms_stamp
+
+    seeds = [int(s) for s in seeds]
+    horizon = cell.get("horizon", cell.get("experiment", {}).get("horizon"))
+    return np.array(json.dumps({"format": IDENTITY_FORMAT, "key": cell_key(cell), "algorithms": algorithms_stamp(cell),
+                                "seeds": [seeds[0], seeds[-1] + 1], "horizon": horizon}, sort_keys=True))
+
+
+def read_run(path, cell: dict | None = None):
+    """A cached run file as a DataFrame, with a clear error when it is unreadable or, given the
+    ``cell`` it should hold, when it is not that cell's file over the seeds its name says (another
+    cell's file, an older algorithms version, a partial seed range)."""
+    import json
+
     import pandas as pd
 
     def read(p):
         with np.load(p) as data:
-            return pd.DataFrame({k: data[k] for k in data.files})
+            ident = json.loads(str(data["_identity"])) if "_identity" in data.files else None
+            return pd.DataFrame({k: data[k] for k in data.files if not k.startswith("_")}), ident
 
-    return _read_cached(path, read)
+    df, ident = _read_cached(path, read)
+    if cell is not None:
+        check_identity(path, df, ident, cell)
+    return df
+
+
+def check_identity(path, df, ident, cell: dict) -> None:
+    """CacheError naming the file and what differs unless run file ``path`` is ``cell``'s file over the
+    seeds its name says, of this algorithms version, with every one of those seeds."""
+    import json
+
+    m = re.search(r"seeds-(\d+)-(\d+)\.npz$", str(path))
+    first, end = int(m.group(1)), int(m.group(2))
+    want = json.loads(str(identity_of(cell, range(first, end))))
+    if ident is None:
+        if STRICT_IDENTITY:
+            raise CacheError(f"run file {path} does not say what it is (written by an older version, before run "
+                             f"files carried their cell, seeds and algorithms version); delete it and rerun")
+        return
+    differs = [f"{k} {ident.get(k)!r} (expected {want[k]!r})" for k in ("key", "algorithms", "seeds", "horizon")
+               if ident.get(k) != want[k]]
+    if sorted(set(df["seed"].tolist())) != list(range(first, end)):
+        differs.append(f"seeds present {sorted(set(df['seed'].tolist()))} (expected {first}..{end - 1})")
+    if differs:
+        raise CacheError(f"run file {path} is not the run of this cell: {'; '.join(differs)}; delete it and rerun")
 
 
 def read_table(path):
@@ -74,10 +124,11 @@ def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
 
     frames = dict(archived or {})
     files = files or figure_runs(fig, per_job)
+    cells = {s["key"]: s["cell"] for s in fig["series"]}
     by_key = {}
     for f in files:
         if run_key(f) not in frames:
-            by_key.setdefault(run_key(f), []).append(read_run(f))
+            by_key.setdefault(run_key(f), []).append(read_run(f, cells[run_key(f)]))
     mode = archive_mode(fig)
     frames.update({k: reduce_runs(pd.concat(v, ignore_index=True), mode) for k, v in by_key.items()})
     return frames

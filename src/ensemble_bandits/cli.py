@@ -65,6 +65,13 @@ def _seed_range(pair) -> list:
     return list(range(first, end))
 
 
+def run_identity(cell: dict, seeds: list) -> dict:
+    """The identity a run file carries (aggregate.check_identity reads it back)."""
+    from .aggregate import identity_of
+
+    return {"_identity": identity_of(cell, seeds)}
+
+
 def cmd_simulate(args):
     """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
     from .atomic import write_columns_atomic, write_text_atomic
@@ -80,7 +87,7 @@ def cmd_simulate(args):
           + (f", device {args.device}" if args.device else ""), file=sys.stderr, flush=True)
     run = cell if not args.device else {**cell, "agent": {**cell["agent"], "device": args.device}}
     cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir)
-    write_columns_atomic(cols, args.out)
+    write_columns_atomic({**cols, **run_identity(cell, seeds)}, args.out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
@@ -105,7 +112,7 @@ def cmd_simulate_group(args):
           flush=True)
     for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True, data_dir=args.data_dir),
                                args.out):
-        write_columns_atomic(cols, out)
+        write_columns_atomic({**cols, **run_identity(cell, seeds)}, out)
         write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
