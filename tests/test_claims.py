@@ -736,3 +736,17 @@ def test_registry_causes_are_copied_into_the_claims_results():
     entry["claims"][0]["finding"] = False
     [res] = claims.evaluate(entry, long_table(paired(-10.0)))
     assert res["cause"] == {"kind": "underpowered", "why": "few seeds"} and res["finding"] is False
+
+
+def test_a_timing_ratio_inside_its_noise_band_is_not_decided():
+    """ratio_below with the claim's stated noise: decided only when the interval (quartiles over
+    instances, widened by the noise) lies on one side of the threshold."""
+    def table(num, den):
+        return pd.DataFrame([{"panel": "P", "curve": c, "seconds_median": m, "seconds_q1": m * 0.95,
+                              "seconds_q3": m * 1.05} for c, m in (("A", num), ("B", den))])
+
+    assert claims.ratio_below(table(1.08, 1.0), "A", "B", 1.0, column="seconds_median")[0] == FAILED     # point
+    st, numbers = claims.ratio_below(table(1.08, 1.0), "A", "B", 1.0, column="seconds_median", noise=0.3)
+    assert st == INCONCLUSIVE and "widened by the +-30% noise" in numbers
+    assert claims.ratio_below(table(2.2, 1.0), "A", "B", 1.0, column="seconds_median", noise=0.3)[0] == FAILED
+    assert claims.ratio_below(table(0.4, 1.0), "A", "B", 1.0, column="seconds_median", noise=0.3)[0] == REPRODUCED

@@ -124,7 +124,9 @@ def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path, config, ent
                "--json", str(tmp_path / "c.json"), "--rst", str(tmp_path / "c.rst"), cwd=ROOT)
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"claims: cached result {bad} is unreadable (") and last.endswith("delete it and rerun")
+    assert last.startswith(f"claims: cached result {bad} is unreadable (") and last.endswith(
+        "delete it and rerun, then rebuild it and what follows from it: snakemake --cores 2 "
+        "figures/smoke/phe-tab1.pdf --forcerun aggregate --config scale=smoke")
     assert "Traceback" not in res.stderr
 
 

@@ -96,16 +96,32 @@ def _mean(table, panel, curve, column):
 
 
 @check(curves=("numerator", "denominator"))
-def ratio_below(table, numerator, denominator, threshold, column="seconds", panels=None):
-    """mean(column | numerator) / mean(column | denominator) < threshold (point estimates of a
-    derived timing table)."""
+def ratio_below(table, numerator, denominator, threshold, column="seconds", panels=None, noise=None):
+    """mean(column | numerator) / mean(column | denominator) < threshold, on a derived timing table.
+
+    Without ``noise``: point estimates.  With ``noise`` (the relative timing noise the claim states,
+    e.g. 0.3), an interval: the ratio of the curves' quartiles over instances (``<column>`` read as
+    ``seconds_median`` -> ``seconds_q1`` and ``seconds_q3`` where the table has them), widened by the
+    noise band; reproduced when the whole interval is below the threshold, not reproduced when the
+    whole interval is above it, inconclusive when it straddles it."""
     curves_exist(table, [numerator, denominator])
     statuses, texts = [], []
     for p in panels_of(table, panels):
         num, den = _mean(table, p, numerator, column), _mean(table, p, denominator, column)
-        statuses.append(REPRODUCED if num / den < threshold else FAILED)
-        texts.append(f"[{p}] {numerator} / {denominator} = {fmt(num)} / {fmt(den)} = {fmt(num / den)} "
-                     f"(threshold {threshold})")
+        ratio = num / den
+        text = f"[{p}] {numerator} / {denominator} = {fmt(num)} / {fmt(den)} = {fmt(ratio)} (threshold {threshold})"
+        if noise is None:
+            statuses.append(REPRODUCED if ratio < threshold else FAILED)
+        else:
+            lo, hi = ratio, ratio
+            q1, q3 = column.replace("median", "q1"), column.replace("median", "q3")
+            if column.endswith("median") and q1 in table.columns and q3 in table.columns:
+                lo = _mean(table, p, numerator, q1) / _mean(table, p, denominator, q3)
+                hi = _mean(table, p, numerator, q3) / _mean(table, p, denominator, q1)
+            lo, hi = lo / (1 + noise), hi * (1 + noise)
+            statuses.append(REPRODUCED if hi < threshold else FAILED if lo > threshold else INCONCLUSIVE)
+            text += f", interval [{fmt(lo)}, {fmt(hi)}] (quartiles over instances, widened by the +-{noise:.0%} noise)"
+        texts.append(text)
     return Verdict(combine(statuses), "; ".join(texts))
 
 
