@@ -125,9 +125,11 @@ def test_kill_and_resume(tmp_path):
                                                        # "Directory cannot be locked ... --unlock"
         snakemake --cores 2 <targets> --config ...     # resumes; finished run files are kept
 
-    ``--rerun-incomplete`` is not needed: a simulation job writes its run file through a temp file and
-    a rename, so a killed job leaves no file under the final name for Snakemake to call incomplete
-    (passing it does no harm).
+    No flag beyond those: the workflow's default profile (workflow/profiles/default, which Snakemake
+    reads by itself) sets ``rerun-incomplete``, so a job killed after renaming its run file into
+    place but before exiting is rerun rather than stopping the resume; and a simulation job writes
+    its run file through a temp file and a rename, so no half-written file carries the final name.
+    This test runs exactly the two commands above.
     """
     project = copy_project(tmp_path / "kill")
     target = ["results/smoke/tables/lines-msweep.parquet", "--config", "scale=smoke", "seeds_per_job=1"]
@@ -166,7 +168,7 @@ def test_kill_and_resume(tmp_path):
     locked = _snakemake(project, *target)
     assert locked.returncode != 0 and "Directory cannot be locked" in locked.output and "--unlock" in locked.output
     _ok(_snakemake(project, "--unlock", *target))
-    rerun = _ok(_snakemake(project, *target, "--rerun-incomplete"))
+    rerun = _ok(_snakemake(project, *target))                     # as documented: no extra flag
     assert _job_counts(rerun.output).get("simulate") == jobs - len(finished), rerun.output[-3000:]
     after = _mtimes(project)
     assert len(after) == jobs
