@@ -2,7 +2,7 @@
 #   snakemake --cores 32 all                          every registered figure at config scale
 #   snakemake --cores 2 figures/default/phe-fig1.pdf  one figure
 #   snakemake --cores 2 phe                           one paper
-#   snakemake --cores 2 --config scale=smoke all      another scale
+#   snakemake --cores 2 all --config scale=smoke      another scale (targets before --config)
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 

@@ -133,7 +133,7 @@ def test_cell_cost_grows_with_seeds_rounds_arms_and_members():
     assert costs.cell_cost_seconds(exp, 50) > costs.cell_cost_seconds(es_t, 50)
 
 
-# CPU seconds measured at paper scale on a 2-core machine (README, Scales), seeds_per_job=50;
+# CPU seconds measured at paper scale on a 2-core machine (docs/performance.md), seeds_per_job=50;
 # phe-runtime was measured with one run per seed: its timing cells now run each seed 5 times.
 # phe-fig2 and glmes-fig1b (GLM agents, their classes' own cost models): `snakemake --cores 1` while
 # other jobs shared the machine (the `timings` command; 21 min 57 s of wall time for both)
@@ -254,7 +254,7 @@ def test_cost_notice_only_above_one_cpu_hour(entries, config):
     assert costs.cost_notice(resolved(entries, config, "paper", cheap), 50) is None
     figs = resolved(entries, config, "paper")
     total = costs.cost_summary(costs.run_costs(figs, 50))
-    assert total["seconds"] > 10 * 3600 and total["jobs"] > 10000         # README: 13,102 jobs, 3,327 cells
+    assert total["seconds"] > 10 * 3600 and total["jobs"] > 10000         # at the time of writing: 13,102 jobs, 3,327 cells
     notice = costs.cost_notice(figs, 50)
     assert notice.startswith("Estimated cost of this run: about ")
     assert (f" h of CPU time in {total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale paper, "

@@ -11,8 +11,8 @@ Marked ``workflow`` (about two minutes): ``pytest -m "not workflow"`` skips it.
    cells and the aggregate, claims and figure jobs of the figure showing them.
 4. Bad input: each fails with one message naming the cause, and nothing already computed is lost.
 
-``BAD_INPUTS`` (input -> message) is the table printed in README.md's "Reliability" section;
-``test_readme_lists_every_bad_input`` keeps the two in step.
+``BAD_INPUTS`` (input -> message) is the table printed in docs/reliability.md; tests/test_docs.py keeps the
+two in step.
 """
 from __future__ import annotations
 
@@ -393,17 +393,3 @@ def test_data_fetch_rule_checks_the_files_it_finds(built_data):
         stamp = (built_data / f"results/data/{name}.sha256").read_text()
         assert stamp.startswith(f"OK    {name}: {built_data / 'resources' / 'data'}"), stamp
         assert "present, checksum OK" in (built_data / f"results/logs/data/{name}.log").read_text()
-
-
-# --------------------------------------------------------------------------------------------
-# 5. README
-# --------------------------------------------------------------------------------------------
-
-def test_readme_lists_every_bad_input():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Reliability", 1)[1].split("\n## ", 1)[0]
-    rows = [*BAD_INPUTS, (*CORRUPT[:2], None, CORRUPT[2]), *DATA_INPUTS]
-    for case, given, _, message in rows:
-        row = next((line for line in section.splitlines() if line.startswith(f"| {case} |")), None)
-        assert row is not None, case
-        assert given in row and message.replace("|", "\\|") in row, (case, row)

@@ -13,7 +13,7 @@ from .registry import figure_runs, seed_blocks, shared_cells
 # action_space)``: the GLM agents, which fit a model every round, do); otherwise the default below
 # applies: per seed a constant, the arm scores (d x K) and the ensemble members (M x d).  Its four
 # constants were fitted (non-negative least squares on the relative error) to the paper-scale CPU
-# times of the linear agents measured on a 2-core machine (README, Scales: phe-fig1 73 s,
+# times of the linear agents measured on a 2-core machine (docs/performance.md; phe-fig1 73 s,
 # phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and to the
 # benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of about 2 of
 # each.  An estimate, not a measurement: another machine may be several times faster or slower.

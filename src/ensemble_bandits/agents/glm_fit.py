@@ -360,7 +360,7 @@ def data_for(setting, horizon: int):
 
 # ---------------------------------------------------------------------------------------
 # cost model of the fits (what ``costs.cell_cost_seconds`` asks a GLM agent class: its
-# ``round_costs``).  Seconds on the 2-core machine of the README, measured one core at a time while
+# ``round_costs``).  Seconds on a 2-core machine (docs/performance.md), measured one core at a time while
 # the other core was busy (the minimum of repeats), from glm_fit.gradient_descent and the agents at
 # d = 20, K = 50 and d = 50, K = 500 (B = 1 and 50) and the LinPHE paper's d = 5, 10, 20, K = 100.
 

@@ -91,7 +91,7 @@ INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
 # Cost model (``round_costs``; what ``costs.cell_cost_seconds`` asks an agent class), in seconds on the
-# 2-core machine of the README, on the CPU (torch, one thread), measured while other jobs kept both
+# 2-core machine (docs/performance.md), on the CPU (torch, one thread), measured while other jobs kept both
 # cores busy (load about 4, as the GLM calibration in glm_fit): the wall time of ``runner.simulate``
 # over B = 1, 2, 5 seeds and 8-150 rounds for neural_es (m = 10; N = 20 and 50), neural_phe and
 # neural_ts on the quadratic bandit with d = 20, K = 50 (d' = 820) and d = 50, K = 500 (d' = 1420);

@@ -1,0 +1,235 @@
+"""The documentation stays true to the project: the README's size and Quick start (which .ci/run
+executes), every relative link, every spec assumption and section the registry cites, the conda
+environment files against pyproject.toml, config/README.md against the config schema, and the
+bad-input catalogue against the robustness suite.  Fast: files are read, nothing is run."""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ensemble_bandits import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+ASSUMPTIONS = ROOT / "docs" / "assumptions.md"
+MARKDOWN = [README, ROOT / "config" / "README.md", *DOCS]
+QUICK_START = [
+    'python3 -m pip install -e . && snakemake --cores all            # every figure at the default scale',
+    'python3 -m pip install -e ".[test]" && python3 -m pytest          # unit tests + a smoke run of the workflow',
+]
+PAPERS = "|".join(registry.PAPERS)
+NUM = r"(?:[A-Z]\.)?\d+(?:\.\d+)*"
+ID_REF = re.compile(rf"\b({PAPERS})-A(\d+)(?:-A(\d+))?\b")                       # glmes-A10, glmes-A4-A7
+SECTION_REF = re.compile(rf"\b({PAPERS})( paper)? §({NUM})(?:-(\d+(?:\.\d+)*))?")  # epp §2.5-2.10, phe §A.6.2
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_docs_exist():
+    names = {p.name for p in DOCS}
+    assert {"design.md", "extending.md", "cluster.md", "data.md", "reliability.md", "scales.md",
+            "assumptions.md"} <= names, names
+
+
+# ---------------------------------------------------------------------------------------------
+# README
+
+
+def test_readme_is_at_most_250_lines():
+    n = len(_text(README).splitlines())
+    assert n <= 250, f"README.md has {n} lines; move detail into docs/ (at most 250)"
+
+
+def _quick_start_block() -> list[str]:
+    """The first ```bash block after the '## Quick start' heading, as .ci/run reads it."""
+    lines = _text(README).splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("## Quick start")), None)
+    assert start is not None, "README.md has no '## Quick start' heading"
+    fence = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```bash")), None)
+    assert fence is not None, "no ```bash block after '## Quick start'"
+    end = next((i for i in range(fence + 1, len(lines)) if lines[i].startswith("```")), None)
+    assert end is not None, "the Quick start block is not closed"
+    return lines[fence + 1:end]
+
+
+def test_quick_start_holds_the_install_and_test_commands():
+    block = _quick_start_block()
+    for line in QUICK_START:
+        assert line in block, f"the Quick start block lost: {line}"
+    assert next(ln for ln in block if "pytest" in ln) == QUICK_START[1], ".ci/run runs the first line with pytest"
+
+
+def test_readme_holds_no_dates_issue_numbers_or_commit_hashes():
+    text = _text(README)
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "a date in README.md"
+    assert not re.search(r"\bissues? \d+", text, flags=re.I), "an issue number in README.md"
+    hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search(r"[a-f]", h) and re.search(r"\d", h)]
+    assert not hashes, f"commit hashes in README.md: {hashes}"
+
+
+def test_docs_do_not_point_outside_the_repository():
+    for path in MARKDOWN:
+        text = _text(path)
+        for needle in ("../" + "shared", "/work/", "shared/specs"):
+            assert needle not in text, f"{path.relative_to(ROOT)} names {needle}"
+
+
+# ---------------------------------------------------------------------------------------------
+# links
+
+
+def _strip_code(text: str) -> str:
+    text = re.sub(r"(?ms)^```.*?^```", "", text)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    heading = re.sub(r"<[^>]+>", "", heading).strip().lower()
+    heading = re.sub(r"[^\w\- ]", "", heading)
+    return heading.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = _text(path)
+    found = {_slug(m.group(1)) for m in re.finditer(r"(?m)^#{1,6} +(.+?) *$", _strip_code(text))}
+    found |= set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
+    return found
+
+
+def _links(path: Path):
+    for m in re.finditer(r"\]\(([^)\s]+)\)", _strip_code(_text(path))):
+        target = m.group(1)
+        if re.match(r"[a-z]+:", target):          # http:, https:, mailto:
+            continue
+        yield target
+
+
+@pytest.mark.parametrize("path", MARKDOWN, ids=[str(p.relative_to(ROOT)) for p in MARKDOWN])
+def test_every_relative_link_resolves(path):
+    bad = []
+    for target in _links(path):
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            bad.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            bad.append(f"{target} (no such anchor in {dest.name})")
+    assert not bad, f"{path.relative_to(ROOT)}: broken links: {bad}"
+
+
+# ---------------------------------------------------------------------------------------------
+# assumption ids and spec sections cited by the registry
+
+
+def _registry_texts():
+    return {p.name: _text(p) for p in sorted((ROOT / "config" / "figures").glob("*.yaml"))}
+
+
+def _cited():
+    """{reference as docs/assumptions.md must name it: where it is cited}."""
+    refs = {}
+    for name, text in _registry_texts().items():
+        for m in ID_REF.finditer(text):
+            first, last = int(m.group(2)), int(m.group(3) or m.group(2))
+            for n in range(first, last + 1):
+                refs.setdefault(f"{m.group(1)}-A{n}", name)
+        for m in SECTION_REF.finditer(text):
+            prefix = f"{m.group(1)}{m.group(2) or ''} §"
+            refs.setdefault(prefix + m.group(3), name)
+            if m.group(4):                          # a range: its end too (3.3-3.5, A.6.9-10)
+                head, tail = m.group(3).split("."), m.group(4).split(".")
+                refs.setdefault(prefix + ".".join(head[:len(head) - len(tail)] + tail), name)
+    return refs
+
+
+def test_registry_cites_assumptions():
+    assert len(_cited()) > 50
+
+
+def test_every_cited_assumption_and_section_has_an_entry():
+    headings = [ln for ln in _text(ASSUMPTIONS).splitlines() if ln.startswith("#")]
+    missing = []
+    for ref, where in sorted(_cited().items()):
+        pattern = re.compile(re.escape(ref) + r"(?![\w.]*\d)")
+        if not any(pattern.search(h) for h in headings):
+            missing.append(f"{ref} (cited in config/figures/{where})")
+    assert not missing, f"docs/assumptions.md has no heading for: {missing}"
+
+
+def test_registry_cites_no_assumption_or_section_without_its_paper():
+    """A14 or §2.6 alone is ambiguous (the ids are per paper): write glmes-A14, glmes §2.6."""
+    bad = []
+    for name, text in _registry_texts().items():
+        rest = SECTION_REF.sub("", ID_REF.sub("", text))
+        for i, line in enumerate(rest.splitlines(), 1):
+            for m in re.finditer(r"(?<![\w\-])A\d+\b|§", line):
+                bad.append(f"{name}:{i}: {line.strip()[:80]!r}")
+                break
+    assert not bad, f"spec references without a paper prefix (see docs/assumptions.md): {bad}"
+
+
+# ---------------------------------------------------------------------------------------------
+# conda environment files
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~ \[;]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pyproject_deps() -> list[str]:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]["dependencies"]
+
+
+@pytest.mark.parametrize("rel", ["environment.yml", "workflow/envs/pipeline.yaml"])
+def test_conda_file_lists_every_dependency_and_the_right_channels(rel):
+    env = registry.load_yaml(ROOT / rel)
+    assert env["channels"] == ["conda-forge", "bioconda"], f"{rel}: channels {env['channels']}"
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pip = next((d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d), [])
+    assert "pip" in conda, f"{rel}: pip itself must be a conda dependency"
+    names = {_name(d.replace("=", "==", 1) if re.match(r"^[\w.-]+=[^=]", d) else d) for d in conda}
+    pip_names = {_name(d) for d in pip if not d.startswith("-")}
+    for dep in _pyproject_deps():
+        assert _name(dep) in names | pip_names, f"{rel} lacks {dep} (pyproject.toml)"
+        if "==" in dep:                               # exact pins come from pip, as pinned
+            assert dep.replace(" ", "") in [p.replace(" ", "") for p in pip], f"{rel}: pip needs {dep}"
+    torch = next(d for d in _pyproject_deps() if _name(d) == "torch")
+    assert "torch" not in names, f"{rel}: torch from conda would not be the CPU wheel; take it from pip"
+    assert torch in pip, f"{rel}: pip needs {torch}"
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip, f"{rel}: no PyTorch CPU wheel index"
+
+
+# ---------------------------------------------------------------------------------------------
+# config/README.md
+
+
+def test_config_readme_names_every_config_key():
+    schema = registry.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    text = _text(ROOT / "config" / "README.md")
+    keys = list(schema["properties"])
+    keys += list(schema["properties"]["scales"]["additionalProperties"]["properties"])
+    missing = [k for k in keys if f"`{k}`" not in text]
+    assert not missing, f"config/README.md does not describe: {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the bad-input catalogue
+
+
+def test_reliability_page_lists_every_bad_input():
+    """Every case of the robustness suite, with what the user gives and the exact message."""
+    robustness = pytest.importorskip("test_robustness")
+    section = _text(ROOT / "docs" / "reliability.md").split("## Bad input", 1)[1].split("\n## ", 1)[0]
+    rows = [*robustness.BAD_INPUTS, (*robustness.CORRUPT[:2], None, robustness.CORRUPT[2]), *robustness.DATA_INPUTS]
+    for case, given, _, message in rows:
+        row = next((ln for ln in section.splitlines() if ln.startswith(f"| {case} |")), None)
+        assert row is not None, f"docs/reliability.md lacks the case {case!r}"
+        assert given in row and message.replace("|", "\\|") in row, (case, row)
