@@ -115,3 +115,23 @@ def test_reading_rows_replace_only_the_curves_the_reading_changes():
     assert sorted(set(rows["curve"])) == ["A", "B"] and "reading" not in rows.columns
     assert rows[rows["curve"] == "A"]["regret"].mean() < 95
     assert readings.primary_rows(table)[lambda d: d["curve"] == "A"]["regret"].mean() > 95
+
+
+def test_override_groups_change_each_panel_as_they_say(entries, config):
+    """epp-fig9a's code reading: G = 4 on the Quadratic panel, 20 on the Vector-quadratic one, and
+    nothing on the Neural panel (which already runs the code's values); the overrides reach the agents."""
+    fig = registry.resolve(entries["epp-fig9a"], "smoke", config["scales"])
+    extra = [s for s in fig["series"] if s.get("reading") == "code"]
+    by_panel = {}
+    for s in extra:
+        by_panel.setdefault(s["panel"], set()).add(s["cell"]["agent"]["G"])
+    assert by_panel == {"Quadratic": {4}, "Vector quadratic": {20}}
+    primary = {(s["panel"], s["curve"]): s["cell"] for s in fig["series"] if "reading" not in s}
+    for s in extra:
+        base = primary[s["panel"], s["base_curve"]]
+        assert {k: v for k, v in s["cell"]["agent"].items() if k != "G"} == base["agent"] and s["cell"]["env"] == base["env"]
+    from ensemble_bandits.runner import make_agent, make_env
+
+    cell = extra[-1]["cell"]
+    env = make_env(cell["env"], [0])
+    assert make_agent(cell["agent"], env, [0], 10).G == 20

@@ -9,8 +9,12 @@ registry states it).  A reading is a set of overrides applied on top of the entr
         label: warm-up once                  # how plots and REPORT.md name it
         says: the G-optimal warm-up is done once, not in every epoch
         curves: ["GLM-ES-DT*"]               # optional: glob patterns of the curves it changes
+        panels: ["Logistic*"]                # optional: glob patterns of the panels it changes
         agent: {dt_warmup: once}             # merged into those curves' agents (new cells)
-        env: {...}                           # merged into every panel's environment (new cells)
+        env: {...}                           # merged into those panels' environments (new cells)
+        overrides:                           # instead of curves/panels/agent/env: several groups;
+          - {panels: ["Quadratic"], agent: {G: 4}}        # the first that matches a (panel, curve)
+          - {panels: ["Vector-quadratic"], agent: {G: 20}}  # applies
         claims:                              # optional: a claim's checks under this reading
           dt-competitive: {checks: [...]}
 
@@ -38,16 +42,27 @@ def curve_label(curve: str, reading: dict, name: str) -> str:
     return f"{curve} [{reading.get('label', name)}]"
 
 
+def groups(reading: dict) -> list:
+    """A reading's override groups: its ``overrides`` list, or its own curves/panels/agent/env."""
+    if reading.get("overrides"):
+        return reading["overrides"]
+    own = {k: reading[k] for k in ("curves", "panels", "agent", "env") if k in reading}
+    return [own] if own.get("agent") or own.get("env") else []
+
+
 def changes_runs(reading: dict) -> bool:
-    return bool(reading.get("agent") or reading.get("env"))
+    return any(g.get("agent") or g.get("env") for g in groups(reading))
 
 
-def changed(reading: dict, curve: str) -> bool:
-    """Whether ``reading`` changes the runs of ``curve`` (a label)."""
-    if not changes_runs(reading):
-        return False
-    pats = reading.get("curves")
-    return pats is None or any(fnmatch.fnmatchcase(curve, p) for p in pats)
+def _matches(patterns, label: str) -> bool:
+    return patterns is None or any(fnmatch.fnmatchcase(label, p) for p in patterns)
+
+
+def group_for(reading: dict, panel: str, curve: str):
+    """The override group of ``reading`` that changes the runs of (``panel``, ``curve``), or None."""
+    return next((g for g in groups(reading)
+                 if (g.get("agent") or g.get("env")) and _matches(g.get("curves"), curve)
+                 and _matches(g.get("panels"), panel)), None)
 
 
 def reading_series(entry: dict, series: list, key_of) -> list:
@@ -55,11 +70,12 @@ def reading_series(entry: dict, series: list, key_of) -> list:
     out = []
     for name, r in readings_of(entry).items():
         for s in series:
-            if "agent" not in s["cell"] or not changed(r, s["curve"]):
+            g = group_for(r, s["panel"], s["curve"])
+            if "agent" not in s["cell"] or g is None:
                 continue
             cell = copy.deepcopy(s["cell"])
-            cell["agent"] = {**cell["agent"], **(r.get("agent") or {})}
-            cell["env"] = {**cell["env"], **(r.get("env") or {})}
+            cell["agent"] = {**cell["agent"], **(g.get("agent") or {})}
+            cell["env"] = {**cell["env"], **(g.get("env") or {})}
             out.append({**s, "curve": curve_label(s["curve"], r, name), "cell": cell, "key": key_of(cell),
                         "reading": name, "base_curve": s["curve"]})
     return out
