@@ -85,6 +85,8 @@ def test_a_registry_file_that_is_not_utf8_is_one_line(tmp_path):
     (["simulate", "--cell", "[1]", "--seeds", "0", "2", "--out", "x.npz"], "--cell must be a JSON object, got list"),
     (["simulate", "--cell", "{}", "--seeds", "3", "3", "--out", "x.npz"], "--seeds 3 3: need 0 <= FIRST < END"),
     (["simulate-group", "--cells", "{}", "--seeds", "0", "1", "--out", "x.npz"], "--cells must be a JSON list"),
+    (["simulate", "--cell", '{"env": {"name": "nope"}, "agent": {"name": "lints"}, "horizon": 5}', "--seeds", "0",
+      "1", "--out", "x.npz"], "invalid cell: unknown environment 'nope'; known environments: "),
 ])
 def test_cli_simulate_bad_arguments_are_one_line(argv, message):
     with pytest.raises(SystemExit, match=message):

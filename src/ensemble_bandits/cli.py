@@ -57,6 +57,20 @@ def _json_arg(text: str, option: str, kind):
     return value
 
 
+def _checked_cell(cell):
+    """A cell given on the command line, its names and values checked (runner.check_cell): one line
+    naming what is wrong instead of a traceback from inside the simulation."""
+    from .runner import check_cell
+
+    if not isinstance(cell, dict) or not ("experiment" in cell or {"env", "agent"} <= set(cell)):
+        raise SystemExit("a cell is a JSON object with env, agent and horizon (or an experiment)")
+    try:
+        check_cell(cell)
+    except (ValueError, KeyError, TypeError) as err:
+        raise SystemExit(f"invalid cell: {err}") from None
+    return cell
+
+
 def _seed_range(pair) -> list:
     """Seeds ``first .. end - 1`` of ``--seeds FIRST END``, or one line when the range is empty."""
     first, end = pair
@@ -79,7 +93,7 @@ def cmd_simulate(args):
     from .runner import simulate_columns
 
     keep_freed_memory()
-    cell = _json_arg(args.cell, "--cell", dict)
+    cell = _checked_cell(_json_arg(args.cell, "--cell", dict))
     seeds = _seed_range(args.seeds)
     t0 = time.perf_counter()
     print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
@@ -100,7 +114,7 @@ def cmd_simulate_group(args):
     from .runner import simulate_group_columns
 
     keep_freed_memory()
-    cells = _json_arg(args.cells, "--cells", list)
+    cells = [_checked_cell(c) for c in _json_arg(args.cells, "--cells", list)]
     if len(cells) != len(args.out):
         raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
     seeds = _seed_range(args.seeds)
