@@ -83,7 +83,9 @@ def test_a_registry_file_that_is_not_utf8_is_one_line(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "--cell", "{not json", "--seeds", "0", "2", "--out", "x.npz"], "--cell is not valid JSON"),
     (["simulate", "--cell", "[1]", "--seeds", "0", "2", "--out", "x.npz"], "--cell must be a JSON object, got list"),
-    (["simulate", "--cell", "{}", "--seeds", "3", "3", "--out", "x.npz"], "--seeds 3 3: need 0 <= FIRST < END"),
+    (["simulate", "--cell", '{"env": {"name": "russo_finite", "d": 3, "n_arms": 5}, "agent": {"name": "lints"}, '
+      '"horizon": 5}', "--seeds", "3", "3", "--out", "x.npz"], "--seeds 3 3: need 0 <= FIRST < END"),
+    (["simulate", "--cell", "{}", "--seeds", "0", "1", "--out", "x.npz"], "a cell is a JSON object with env, agent"),
     (["simulate-group", "--cells", "{}", "--seeds", "0", "1", "--out", "x.npz"], "--cells must be a JSON list"),
     (["simulate", "--cell", '{"env": {"name": "nope"}, "agent": {"name": "lints"}, "horizon": 5}', "--seeds", "0",
       "1", "--out", "x.npz"], "invalid cell: unknown environment 'nope'; known environments: "),
