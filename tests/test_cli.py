@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ensemble_bandits import registry, report
+from ensemble_bandits import cli, registry, report
 from ensemble_bandits.paths import project_root
 from ensemble_bandits.aggregate import CacheError, read_table
 from ensemble_bandits.atomic import write_table_atomic
@@ -158,3 +158,18 @@ def test_cli_simulate_device_cpu_is_the_cell_as_written(tmp_path):
     for k in outs[0].files:
         if not k.startswith("seconds"):
             np.testing.assert_array_equal(outs[0][k], outs[1][k])
+
+
+def test_console_script_version_and_the_configured_scale(capsys):
+    """`ensemble-bandits` (pyproject's console script) is cli.main: --version, and --scale defaults to
+    the config's scale."""
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["ensemble-bandits"] == "ensemble_bandits.cli:main"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("ensemble-bandits ")
+    cli.main(["estimate", "phe-tab1"])
+    scale = registry.load_yaml(ROOT / "config" / "config.yaml")["scale"]
+    assert f"at scale {scale}," in capsys.readouterr().out

@@ -18,7 +18,7 @@ import re
 import sys
 import time
 
-from . import costs, paths, registry
+from . import ALGORITHMS_VERSION, costs, paths, registry
 from .aggregate import CacheError
 from .data import DataError
 
@@ -433,16 +433,21 @@ def cmd_data(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="ensemble_bandits.cli", description=__doc__,
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="ensemble-bandits", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"ensemble-bandits {__version__} (algorithms "
+                                                         f"v{ALGORITHMS_VERSION})")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     def common(sp):
-        sp.add_argument("--configfile", default=DEFAULT_CONFIG)
-        sp.add_argument("--config-dir", default="config")
-        sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml")
+        sp.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
+        sp.add_argument("--config-dir", default="config", help="holds figures/*.yaml, the registry (default: %(default)s)")
+        sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml", help="the registry's schema")
         sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
-        sp.add_argument("--scale", required=True, choices=registry.SCALES)
+        sp.add_argument("--scale", default=None, choices=registry.SCALES,
+                        help="smoke, default or paper (default: the config's scale)")
 
     s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
@@ -521,6 +526,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     if getattr(args, "configfile", None) == DEFAULT_CONFIG and not os.path.isfile(DEFAULT_CONFIG):
         _enter_project(args)
+    if hasattr(args, "scale") and args.scale is None:       # the configured scale, as the workflow's
+        try:
+            args.scale = registry.load_yaml(args.configfile).get("scale", "default")
+        except registry.RegistryError as err:
+            raise SystemExit(f"{args.cmd}: {err}") from None
     try:
         args.fn(args)
     except CacheError as err:
