@@ -269,7 +269,7 @@ def _seeds_text(c: dict, seeds) -> str:
     """For an underpowered finding: the seeds that would decide it, beside the run's (the paper's)."""
     if c.get("cause", {}).get("kind") != "underpowered" or c.get("seeds_to_decide") is None:
         return ""
-    ran = f"; the paper's and this run's {seeds}" if seeds else ""
+    ran = f"; this run has {seeds}" if seeds else ""
     return f" (about {c['seeds_to_decide']} seeds would decide it{ran})"
 
 
