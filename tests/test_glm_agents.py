@@ -625,7 +625,7 @@ def test_agents_refuse_the_sphere_and_check_cell():
 @pytest.mark.parametrize("spec,match", [
     ({"name": "logts", "solver": "adam"}, "solver must be one of"),
     ({"name": "ucb_glm", "penalty": "l1"}, "penalty must be"),
-    ({"name": "ucb_glm", "alpha": "oful"}, "alpha must be"),
+    ({"name": "ucb_glm", "alpha": "oful"}, "alpha = .oful. is not allowed: a number or one of theory"),
     ({"name": "glm_ucb", "lam": 0.0}, "lam must be > 0"),
     ({"name": "log_egreedy", "schedule": "exp"}, "schedule must be"),
     ({"name": "glm_tsl", "warmup": -1}, "warmup must be >= 0"),

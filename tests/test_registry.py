@@ -125,7 +125,7 @@ def test_resolve_scale_caps_from_config():
 
 def test_resolve_scale_overrides():
     e = entry(seeds=100, horizon=10_000,
-              scales={"smoke": {"seeds": 7, "horizon": 20, "grid": {"M": [8], "d": [5], "unused": [1]}},
+              scales={"smoke": {"seeds": 7, "horizon": 20, "grid": {"M": [8], "d": [5]}},
                       "default": {"horizon": 5000}})
     smoke = registry.resolve(e, "smoke", CAPS)
     assert (smoke["seeds"], smoke["horizon"]) == (7, 20)      # the entry's own override beats the cap

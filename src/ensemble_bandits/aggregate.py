@@ -33,8 +33,8 @@ def _read_cached(path, read):
 
 
 IDENTITY_FORMAT = 1
-# Run files written before run files carried their identity are refused (their version is unknown).
-STRICT_IDENTITY = False
+# A run file written before run files carried their identity is refused: its version is unknown.
+STRICT_IDENTITY = True
 
 
 def identity_of(cell: dict, seeds) -> np.ndarray:

@@ -435,10 +435,10 @@ def _progress(block):
     def progress(t, T):
         if t == T or t % max(1, T // 10) == 0:
             elapsed = time.perf_counter() - start
-            rate = t / elapsed if elapsed > 0 else float("inf")
-            left = (T - t) / rate if rate > 0 else float("inf")
+            rate = f"{t / elapsed:,.0f}" if elapsed > 0 else "?"
+            left = _duration((T - t) * elapsed / t) if t else "?"
             print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}, {_duration(elapsed)} elapsed, "
-                  f"{rate:,.0f} rounds/s, about {_duration(left)} left", file=sys.stderr, flush=True)
+                  f"{rate} rounds/s, about {left} left", file=sys.stderr, flush=True)
     return progress
 
 
