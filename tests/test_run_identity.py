@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ensemble_bandits
-from ensemble_bandits import aggregate, cli, paths, registry
+from ensemble_bandits import cli, paths, registry
 from ensemble_bandits.aggregate import CacheError, read_run
 
 CELL = {"env": {"name": "russo_finite", "d": 3, "n_arms": 5}, "agent": {"name": "lints"}, "horizon": 30}
@@ -20,7 +20,6 @@ def runs(tmp_path, monkeypatch):
     import json
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(aggregate, "STRICT_IDENTITY", True)
     out = {}
     for cell in (CELL, OTHER):
         path = paths.run_file("paper", registry.cell_key(cell), 0, 4)

@@ -33,8 +33,6 @@ def _read_cached(path, read):
 
 
 IDENTITY_FORMAT = 1
-# A run file written before run files carried their identity is refused: its version is unknown.
-STRICT_IDENTITY = True
 
 
 def identity_of(cell: dict, seeds) -> np.ndarray:
@@ -78,11 +76,9 @@ def check_identity(path, df, ident, cell: dict) -> None:
     m = re.search(r"seeds-(\d+)-(\d+)\.npz$", str(path))
     first, end = int(m.group(1)), int(m.group(2))
     want = json.loads(str(identity_of(cell, range(first, end))))
-    if ident is None:
-        if STRICT_IDENTITY:
-            raise CacheError(f"run file {path} does not say what it is (written by an older version, before run "
-                             f"files carried their cell, seeds and algorithms version); delete it and rerun")
-        return
+    if ident is None:       # written before run files carried their identity: its version is unknown
+        raise CacheError(f"run file {path} does not say what it is (written by an older version, before run "
+                         f"files carried their cell, seeds and algorithms version); delete it and rerun")
     differs = [f"{k} {ident.get(k)!r} (expected {want[k]!r})" for k in ("key", "algorithms", "seeds", "horizon")
                if ident.get(k) != want[k]]
     if sorted(set(df["seed"].tolist())) != list(range(first, end)):
