@@ -197,7 +197,8 @@ def test_minimal_recompute_after_a_hyper_parameter_edit(tmp_path):
     assert changed == {f"LinUCB | d = {d}" for d in (5, 10, 20)}
 
     dry = _ok(_snakemake(project, "-n", *args))
-    assert _job_counts(dry.output) == {"simulate": 3, "resolve_figure": 1, "aggregate": 1, "claims": 1, "figure": 1}, \
+    assert _job_counts(dry.output) == {"simulate": 3, "resolve_figure": 1, "aggregate": 1, "claims": 1, "figure": 1,
+                                       "publish_figure": 1}, \
         dry.output[-4000:]
     simulated = set(re.findall(r"output: results/smoke/runs/(\w+)/seeds-0-4\.npz", dry.output))
     assert simulated == {after[k] for k in changed}

@@ -63,6 +63,8 @@ rule archive:
         paths.archive_file("{scale}", "{paper}-{fig}"),
     log:
         "results/{scale}/logs/publish/archive-{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
     shell:
@@ -79,6 +81,8 @@ rule publish_record:
         paths.record_file("{scale}", "{paper}-{fig}"),
     log:
         "results/{scale}/logs/publish/record-{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
     shell:

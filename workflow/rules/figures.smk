@@ -34,6 +34,9 @@ rule publish_figure:
         pdf=paths.staged("figures/{scale}/{paper}-{fig}.pdf"),
         png=paths.staged("figures/{scale}/{paper}-{fig}.png"),
         claims="results/{scale}/claims/{paper}-{fig}.rst",
+        # the figure's datasets, checked here too: a missing or altered file stops the run before any
+        # job even when the staged figure exists (Snakemake would otherwise take that file as it is)
+        data=data_inputs,
     output:
         pdf="figures/{scale}/{paper}-{fig}.pdf",
         png=report(
@@ -45,6 +48,8 @@ rule publish_figure:
         ),
     log:
         "results/{scale}/logs/publish/figure-{paper}-{fig}.log",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
         caption=lambda w: rst_escape(entry(w)["caption"]),

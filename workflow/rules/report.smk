@@ -55,6 +55,8 @@ rule publish_report:
         "results/{scale}/logs/publish/{report}.log",
     wildcard_constraints:
         report=r"REPORT(-[a-z]+)?",
+    conda:
+        "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
     shell:
