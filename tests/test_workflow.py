@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
 
 
-def _snakemake(cwd, *args, timeout=1500):
+def _snakemake(cwd, *args, timeout=2400):
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
