@@ -285,11 +285,11 @@ def _cause_text(c: dict, seeds=None) -> str:
 def summary_table(figures: list, scale: str) -> list:
     """REPORT.md's first table: per finding, the paper's figure, verdict, cause, the number that
     decides it and the readings."""
-    first = {key: rows[0] for key, rows in findings(figures).items()}
+    grouped = findings(figures)
     by_id = {f["id"]: f for f in figures}
     out = ["| finding | paper figure | verdict | cause | deciding number | readings |", "|---|---|---|---|---|---|"]
-    for key, (fid, c) in sorted(first.items(), key=lambda kv: natural_key(kv[1][0])):
-        rows = findings(figures)[key]
+    for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
+        fid, c = rows[0]
         status = finding_status(rows)
         verdict = ICON[status] + ("" if counted(rows) else " (designed transposition, not counted)")
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None

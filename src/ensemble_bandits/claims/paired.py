@@ -17,7 +17,7 @@ import numpy as np
 from scipy.stats import ks_2samp, mannwhitneyu
 
 from .. import stats
-from ..stats import final_rows, paired, paired_ci
+from ..stats import final_rows, paired
 from .core import (ClaimError, Comparison, as_list, check, condition, curve_spec, curves_exist, finals, fmt,
                    interval_text, panels_of, select, up_to_share, verdict)
 
