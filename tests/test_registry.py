@@ -546,7 +546,10 @@ def test_lines_registry_uses_beta_constant(entries):
 # figure_table, min_ensemble_size, timing_table
 
 
-K1, K2 = "a1b2c3d4e5f6", "0123456789ab"
+C1 = {"env": {"name": "russo_finite", "d": 5, "n_arms": 3}, "agent": {"name": "lints"}, "horizon": 10}
+C2 = {"env": {"name": "russo_finite", "d": 5, "n_arms": 3}, "agent": {"name": "linucb"}, "horizon": 10}
+K1, K2 = registry.cell_key(C1), registry.cell_key(C2)
+CELLS = {K1: C1, K2: C2}
 
 
 def run_frame(seeds, ts=(5, 10), offset=0.0):
@@ -556,17 +559,21 @@ def run_frame(seeds, ts=(5, 10), offset=0.0):
 
 def fake_figure():
     return {"id": "x-fig", "scale": "smoke", "series": [
-        {"panel": "d = 5", "curve": "A", "vars": {"d": 5}, "seeds": 4, "cell": {}, "key": K1},
-        {"panel": "d = 5", "curve": "B (M = 2)", "vars": {"d": 5, "M": 2, "ref": "g"}, "seeds": 3, "cell": {},
+        {"panel": "d = 5", "curve": "A", "vars": {"d": 5}, "seeds": 4, "cell": C1, "key": K1},
+        {"panel": "d = 5", "curve": "B (M = 2)", "vars": {"d": 5, "M": 2, "ref": "g"}, "seeds": 3, "cell": C2,
          "key": K2},
-        {"panel": "d = 7", "curve": "A", "vars": {"d": 7}, "seeds": 2, "cell": {}, "key": K1},
+        {"panel": "d = 7", "curve": "A", "vars": {"d": 7}, "seeds": 2, "cell": C1, "key": K1},
     ]}
 
 
 def write_run_file(df, path):
-    """A run file in the format its name says (as the simulate rule writes it)."""
+    """A run file in the format its name says, with the identity the simulate rule writes."""
     if str(path).endswith(".npz"):
-        write_columns_atomic({c: df[c].to_numpy() for c in df.columns}, path)
+        from ensemble_bandits.aggregate import identity_of
+
+        a, b = map(int, re.search(r"seeds-(\d+)-(\d+)", str(path)).groups())
+        ident = identity_of(CELLS[Path(path).parent.name], range(a, b))
+        write_columns_atomic({**{c: df[c].to_numpy() for c in df.columns}, "_identity": ident}, path)
     else:
         write_table_atomic(df, path)
 
@@ -602,10 +609,10 @@ def test_figure_table(tmp_path, monkeypatch):
 
 
 def test_figure_table_drops_extra_seeds(tmp_path):
-    path = tmp_path / paths.run_file("smoke", K1, 0, 50)
+    path = tmp_path / paths.run_file("smoke", K1, 0, 10)
     write_run_file(run_frame(range(10)), path)
-    fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": {}, "key": K1}]}
-    table = figure_table(fig, 50, files=[path])
+    fig = {"scale": "smoke", "series": [{"panel": "", "curve": "A", "vars": {}, "seeds": 3, "cell": C1, "key": K1}]}
+    table = figure_table(fig, 10, files=[path])
     assert sorted(table["seed"].unique()) == [0, 1, 2]
 
 
