@@ -83,9 +83,11 @@ def test_cell_frames_take_archived_cells_and_read_run_files_for_the_others(tmp_p
     fig["series"].append(other)
     monkeypatch.chdir(tmp_path)
     from ensemble_bandits.atomic import write_columns_atomic
+    from ensemble_bandits.cli import run_identity
 
     runs = _runs(3)
-    write_columns_atomic({c: runs[c].to_numpy() for c in runs}, paths.run_file("paper", "bbbbbbbbbbbb", 0, 3))
+    write_columns_atomic({**{c: runs[c].to_numpy() for c in runs}, **run_identity(other["cell"], range(3))},
+                         paths.run_file("paper", "bbbbbbbbbbbb", 0, 3))
     archived = {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}
     frames = cell_frames(fig, 50, archived)
     assert set(frames) == {"aaaaaaaaaaaa", "bbbbbbbbbbbb"}

@@ -213,6 +213,9 @@ def test_notebook_runs_standalone(tmp_path):
         progress_bar=False,
     )
     assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000
+    executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)     # and it shows the figure it drew
+    assert any("image/png" in o.get("data", {}) for c in executed.cells if c.cell_type == "code"
+               for o in c.get("outputs", []))
 
 
 def test_log_x_within_two_decades_has_readable_ticks():

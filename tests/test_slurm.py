@@ -72,6 +72,15 @@ def _real_memory_mb():
     return int(m.group(1)) if m else 0
 
 
+def local_rules(project: Path) -> list:
+    """The rule names the workflow declares in its ``localrules:`` blocks."""
+    names = []
+    for smk in (project / "workflow" / "rules").glob("*.smk"):
+        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?\n)+)", smk.read_text(), re.M):
+            names += re.findall(r"\w+", block)
+    return names
+
+
 def run_profile(project: Path, state: Path, targets, flags, name):
     """Run ``targets`` through the SLURM workflow profile; check the figures exist and that every
     job was submitted to, run and completed by slurmctld.  Returns (job ids, log text, wall)."""
@@ -98,9 +107,10 @@ def run_profile(project: Path, state: Path, targets, flags, name):
 
     # every job went through SLURM: snakemake names the SLURM job id of each submission ...
     ids = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
-    # (local rules run in the Snakemake process itself, not through SLURM: resolve_figure)
-    local = re.search(r"^resolve_figure\s+(\d+)", out, re.M)
-    n_jobs = int(re.search(r"^total\s+(\d+)", out, re.M).group(1)) - (int(local.group(1)) if local else 0)
+    # (local rules run in the Snakemake process itself, not through SLURM: the workflow's localrules)
+    n_local = sum(int(m.group(1)) for rule in local_rules(project)
+                  for m in [re.search(rf"^{rule}\s+(\d+)", out, re.M)] if m)
+    n_jobs = int(re.search(r"^total\s+(\d+)", out, re.M).group(1)) - n_local
     n_sim = int(re.search(r"^simulate\s+(\d+)", out, re.M).group(1))
     assert len(ids) >= n_jobs >= n_sim > 0, \
         f"{len(ids)} SLURM submissions for {n_jobs} jobs ({n_sim} simulate) {where}; ids: {ids}"

@@ -10,13 +10,13 @@ OPTIONS = {
                                  "ncols", "reference_slope", "x", "x_order", "xlabel", "y", "ylabel", "ylim"}),
     "function_curve": frozenset({"legend_loc", "logx", "logy", "ncols", "series", "vline", "vline_label", "x",
                                  "xlabel", "xlim", "y", "ylabel", "ylim"}),
-    "heatmap": frozenset({"cmap", "col", "col_order", "facet", "fmt", "normalise_by", "row", "row_order", "y"}),
+    "heatmap": frozenset({"cmap", "col", "col_order", "facet", "fmt", "normalise_by", "row", "row_order", "wrap", "y"}),
     "min_ensemble_size": frozenset({"base", "fit", "group", "legend_loc", "logy", "ncols", "x", "xlabel", "y",
                                     "ylabel"}),
     "regret_curves": frozenset({"alpha", "legend_loc", "legend_split", "legend_split_at", "logx", "logy", "ncols",
                                 "x", "xlabel", "y", "ylabel", "ylim"}),
     "runtime": frozenset({"legend_loc", "logx", "ncols", "parts", "xlabel"}),
-    "table": frozenset({"floatfmt", "fontsize", "index", "wrap"}),
+    "table": frozenset({"columns", "digits", "floatfmt", "fontsize", "index", "wrap"}),
 }
 
 

@@ -55,6 +55,7 @@ from .style import (  # noqa: E402
     rc_params,
     save_figure,
 )
+from .legibility import figure_problems  # noqa: E402
 from .table import write_markdown  # noqa: E402
 
 __all__ = [
@@ -126,6 +127,8 @@ def render(kind: str, table=None, spec=None, out_pdf=None, out_png=None) -> dict
         else:
             drawn = _PLOTTERS[kind](df, sp, plot)
         fig, md_df = drawn if kind == "table" else (drawn, None)  # the table kind also gives markdown
+        for problem in figure_problems(fig):   # drawn anyway: the check is for the reader of the log
+            warnings.warn(f"{sp.get('id') or 'demo-' + kind}: hard to read at page width: {problem}")
         try:
             written = save_figure(fig, out_pdf, out_png)
         finally:

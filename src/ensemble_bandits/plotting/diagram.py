@@ -7,6 +7,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib import patches
 
+from .legibility import raise_small_text
 from .style import footer_text
 
 
@@ -123,6 +124,7 @@ def draw(df, spec, plot):
     title = spec.get("title") or ("RRLS sequential dependence" if which == "rrls" else "Sequential dependence")
     fig.suptitle(title, fontsize=12, y=1 - 0.08 / 4.4, va="top")
     fig.text(0.5, 0.01, footer_text(spec, kind), ha="center", va="bottom", fontsize=7, color="0.35")
+    raise_small_text(fig)
     return fig
 
 
@@ -174,4 +176,5 @@ def moderation(spec, plot):
                  "publishing uncertain posts.", ha="center", va="top", fontsize=8.5, color="0.2")
     fig.suptitle(spec.get("title") or "Content moderation pipeline", fontsize=12, y=1 - 0.08 / 3.9, va="top")
     fig.text(0.5, 0.01, footer_text(spec, "diagram"), ha="center", va="bottom", fontsize=7, color="0.35")
+    raise_small_text(fig)
     return fig

@@ -10,6 +10,7 @@ import pandas as pd
 from ..stats import final_rows, summarise
 from .style import (
     MARKERS,
+    comparison_styles,
     default_ylabel,
     finish_figure,
     fmt_val,
@@ -80,6 +81,14 @@ def draw(df, spec, plot):
     pal = palette(len(line_keys))
     black = set(map(str, plot.get("black") or []))
     colors = {k: ("black" if str(k) in black else pal[i]) for i, k in enumerate(line_keys)}
+    if hue:      # a line per hue value: one that is all one agent's curves takes that agent's colour
+        agents = {k: {(spec.get("methods") or {}).get(c) for c in pts.loc[pts["_line"] == k, "curve"].unique()}
+                  for k in line_keys}
+        single = {k: next(iter(a)) for k, a in agents.items() if len(a) == 1 and None not in a}
+        by_line = comparison_styles(list(single), {"methods": {k: single[k] for k in single}})
+        colors.update({k: st["color"] for k, st in by_line.items() if str(k) not in black})
+    else:        # one line per curve: a comparison of methods keeps each method's colour
+        colors.update({k: st["color"] for k, st in comparison_styles(line_keys, spec).items() if str(k) not in black})
     fig, axes = subplots(len(panels), plot.get("ncols"))
     base = plot.get("base", 10)
     for ax, panel in zip(axes, panels):

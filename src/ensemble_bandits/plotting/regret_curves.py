@@ -31,7 +31,7 @@ def draw(df, spec, plot):
     require(df, [x, y], kind)
     band_kind = spec.get("band", "se")
     stats = summarise(df, ["panel", "curve", x], y, band_kind).sort_values(["panel", "curve", x])
-    styles = curve_styles(df, curves, plot)
+    styles = curve_styles(df, curves, plot, spec)
     fig, axes = subplots(len(panels), plot.get("ncols"))
     lines = {}
     for ax, panel in zip(axes, panels):

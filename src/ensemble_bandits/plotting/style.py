@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -15,7 +16,9 @@ import pandas as pd
 import seaborn as sns
 
 from ..atomic import save_figure_atomic
+from ..report import ARXIV, paper_figure
 from ..stats import BANDS
+from .methods import family_of, method_styles
 
 DPI = 150
 PANEL_W, PANEL_H = 4.0, 3.1  # inches per subplot
@@ -167,6 +170,35 @@ def isnull(v) -> bool:
         return False
 
 
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda", "mu", "nu",
+          "xi", "pi", "rho", "sigma", "tau", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda",
+          "Sigma", "Phi", "Psi", "Omega")
+_SUB = r"(?:_\{[^{}$]*\}|_[A-Za-z0-9]+)"
+_SUP = r"(?:\^\{[^{}$]*\}|\^-?[A-Za-z0-9]+)"
+_MATH_TOKEN = re.compile(rf"\b(?:({'|'.join(_GREEK)})(?![A-Za-z])({_SUB}?{_SUP}?)|([A-Za-z0-9]+)({_SUB}{_SUP}|{_SUP}|_[A-Z0-9]\b))")
+
+
+def _script(part: str) -> str:
+    """``_R^2`` -> ``_{R}^{2}`` (mathtext wants braces round a script of more than one character)."""
+    return re.sub(r"([_^])(?!\{)(-?[A-Za-z0-9]+)", r"\1{\2}", part)
+
+
+def pretty(text: str) -> str:
+    """A label in the registry's ASCII (``sigma_R = 0.5``, ``beta_T``, ``lambda sigma_R^2 I``,
+    ``10^4``, ``<=``) as matplotlib mathtext (σ_R, β_T, λ σ_R², 10⁴, ≤).  Text already holding ``$``
+    is left alone."""
+    if not text or "$" in text:
+        return text
+
+    def sub(m):
+        if m.group(1):
+            return f"$\\{m.group(1)}{_script(m.group(2))}$"
+        return f"${m.group(3)}{_script(m.group(4))}$"
+
+    out = _MATH_TOKEN.sub(sub, text)
+    return out.replace("<=", "≤").replace(">=", "≥").replace("+-", "±")
+
+
 # --------------------------------------------------------------------------------------------
 # palettes and line styles
 # --------------------------------------------------------------------------------------------
@@ -176,33 +208,61 @@ def palette(n: int):
     return sns.color_palette("husl", n)
 
 
+def comparison_styles(curves, spec: dict) -> dict:
+    """The method look of ``curves`` when they compare two or more method families, else {}."""
+    methods, readings = spec.get("methods") or {}, spec.get("readings") or {}
+    families = {family_of(methods.get(c)) for c in curves if c not in readings} - {None}
+    return method_styles(curves, methods, readings) if len(families) >= 2 else {}
+
+
+def sweep_palette(n: int):
+    """Ordered colours for the values of a swept parameter (viridis without its pale yellow end, so
+    no value looks like a method's colour)."""
+    return sns.color_palette("viridis", as_cmap=True)(np.linspace(0.0, 0.82, max(n, 1)))[:, :3].tolist() \
+        if n > 1 else [sns.color_palette("viridis", as_cmap=True)(0.35)[:3]]
+
+
 def _curve_attr(df: pd.DataFrame, col: str) -> dict:
     if col not in df.columns:
         raise ValueError(f"plot option refers to column {col!r}, absent from the table; it has {list(df.columns)}")
     return df.groupby("curve", sort=False)[col].first().to_dict()
 
 
-def curve_styles(df: pd.DataFrame, curves, plot: dict) -> dict:
-    """curve -> dict(color=..., linestyle=...), consistent across panels.  ``colors`` and
-    ``linestyles`` ({curve label: matplotlib color / line style}; the key "*" sets the line style of
-    every curve not named) override the rest, e.g. a paper's "baseline gray solid, variants dashed"."""
+def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None) -> dict:
+    """curve -> dict(color=..., linestyle=...), consistent across panels.  A figure comparing
+    methods (curves of two or more method families, ``spec["methods"]``) draws each in its family's
+    look (:mod:`.methods`); a sweep of one method colours its curves in order, or by ``hue_by``.
+    ``colors`` and ``linestyles`` ({curve label: matplotlib color / line style}; the key "*" sets the
+    line style of every curve not named) override the rest, e.g. a paper's "baseline gray solid,
+    variants dashed"."""
     hue_by, style_by = plot.get("hue_by"), plot.get("style_by")
     black = set(map(str, plot.get("black") or []))
     styles = {}
-    if hue_by:
+    by_method = {} if hue_by else comparison_styles(curves, spec or {})
+    if by_method:
+        rest = [c for c in curves if c not in by_method and c not in black]
+        pal = palette(min(len(rest), 10)) if rest else []
+        styles = {c: dict(by_method[c]) for c in by_method}
+        for i, c in enumerate(rest):
+            styles[c] = {"color": pal[i % len(pal)]}
+    elif hue_by:  # a sweep: an ordered palette over the values; a curve without a value keeps its method's look
         attr = _curve_attr(df, hue_by)
         values = sorted_values(attr.get(c) for c in curves)
-        nulls = [c for c in curves if isnull(attr.get(c)) and c not in black]
-        pal = palette(len(values) + len(nulls))
+        methods = (spec or {}).get("methods") or {}
+        nulls = [c for c in curves if isnull(attr.get(c)) and c not in black and not family_of(methods.get(c))]
+        pal = sweep_palette(len(values))
+        other = palette(len(nulls))
         for c in curves:
             v = attr.get(c)
             if not isnull(v):
-                color = pal[values.index(v)]
+                style = {"color": pal[values.index(v)]}
             elif c in nulls:
-                color = pal[len(values) + nulls.index(c)]
+                style = {"color": other[nulls.index(c)]}
+            elif c in black:
+                style = {"color": "black"}
             else:
-                color = "black"
-            styles[c] = {"color": color}
+                style = dict(method_styles([c], methods, {})[c])
+            styles[c] = style
     else:
         coloured = [c for c in curves if c not in black]
         pal = palette(min(len(coloured), 10))
@@ -215,7 +275,7 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict) -> dict:
             v = attr.get(c)
             ls = "-" if isnull(v) else LINESTYLES[values.index(v) % len(LINESTYLES)]
             styles.setdefault(c, {})["linestyle"] = ls
-    elif not hue_by and len([c for c in curves if c not in black]) > 10:
+    elif not hue_by and not by_method and len([c for c in curves if c not in black]) > 10:
         coloured = [c for c in curves if c not in black]
         for i, c in enumerate(coloured):
             styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
@@ -274,6 +334,9 @@ def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str
         parts.append(n_text)
     if band_kind:
         parts.append(f"band: {BANDS.get(band_kind, band_kind)}")
+    paper = str(spec.get("id") or "").split("-")[0]
+    if paper in ARXIV:
+        parts.append(f"replicates {paper_figure({'title': spec.get('title', ''), 'paper': paper})}")
     return " · ".join(parts)
 
 
@@ -283,22 +346,60 @@ def seeds_footer(spec: dict, kind: str, df: pd.DataFrame, band_kind: str | None)
 
 
 def finish_figure(fig, spec: dict, kind: str, footer: str):
-    """Title on top, footer at the bottom, tight layout in between."""
+    """Title on top, footer at the bottom, tight layout in between; then made legible at a page's
+    width (:mod:`.legibility`): mathtext labels, no text under the printed minimum, a legend that
+    would cover data moved beside the panels, overlapping tick labels thinned."""
+    from .legibility import legends_over_data, prettify, thin_tick_labels
+
     w, h = fig.get_size_inches()
     title = spec.get("title") or kind.replace("_", " ")
     fig.suptitle(title, fontsize=12, y=1 - 0.06 / h, va="top")
     if spec.get("pending_curves"):        # registered curves not simulated yet (registry ``pending:``)
         footer += f" · not simulated yet: {', '.join(spec['pending_curves'])}"
     fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
-    rect = (0, 0.26 / h, 1, 1)  # tight_layout makes room for the suptitle itself
+    prettify(fig, pretty)
+    _layout(fig, h)
+    _raise_small_text(fig, h)
+    if legends_over_data(fig):      # every panel legend moves into one legend beside the panels
+        handles, labels, ncol = getattr(fig, "_eb_outside_legend", None) or ([], [], 1)
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            if leg is None:
+                continue
+            for hd, text in zip(leg.legend_handles, leg.get_texts()):
+                if text.get_text() not in labels:
+                    handles, labels = handles + [hd], labels + [text.get_text()]
+            leg.remove()
+        fig._eb_outside_legend = (handles, labels, ncol)
+        _layout(fig, h)
+        _raise_small_text(fig, h)
+    thin_tick_labels(fig)
+
+
+def _raise_small_text(fig, h: float) -> None:
+    from .legibility import raise_small_text
+
+    for _ in range(4):       # raising text widens the figure (a legend beside it), which lowers the floor
+        if not raise_small_text(fig):
+            return
+        _layout(fig, h)
+
+
+def _layout(fig, h: float) -> None:
+    """Tight layout below the title and above the footer; the figure legend (if any) right of the panels."""
+    for leg in list(fig.legends):
+        leg.remove()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fig.tight_layout(rect=rect)
+        fig.tight_layout(rect=(0, 0.26 / h, 1, 1))   # tight_layout makes room for the suptitle itself
     outside = getattr(fig, "_eb_outside_legend", None)
     if outside:
         handles, labels, ncol = outside
         right = max(ax.get_position().x1 for ax in fig.axes if ax.get_visible())
-        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(right + 0.025, 0.5), ncol=ncol)
+        leg = fig.legend(handles, [pretty(lab) for lab in labels], loc="center left", bbox_to_anchor=(right + 0.025, 0.5), ncol=ncol)
+        floor = getattr(fig, "_eb_text_floor", 0.0)
+        for text in leg.get_texts():
+            text.set_fontsize(max(text.get_fontsize(), floor))
 
 
 def save_figure(fig, out_pdf=None, out_png=None) -> dict:

@@ -16,7 +16,11 @@ from .style import (
 )
 
 
-def _fmt_cell(v, floatfmt=None) -> str:
+DIGITS = 3                # significant digits of a float cell unless the entry says otherwise
+MAX_WIDTH_IN = 9.5        # a table wider than this at its font is wrapped narrower
+
+
+def _fmt_cell(v, floatfmt=None, digits=DIGITS) -> str:
     if isnull(v):
         return ""
     if isinstance(v, (bool, np.bool_)):
@@ -31,9 +35,9 @@ def _fmt_cell(v, floatfmt=None) -> str:
             return str(int(v))
         a = abs(v)
         if 1e-3 <= a < 1e7:
-            out = f"{v:.{max(0, 3 - math.floor(math.log10(a)))}f}"
+            out = f"{v:.{max(0, digits - 1 - math.floor(math.log10(a)))}f}"
             return out.rstrip("0").rstrip(".") if "." in out else out
-        return f"{v:.4g}"
+        return f"{v:.{digits}g}"
     return str(v)
 
 
@@ -53,28 +57,62 @@ def _markdown(df: pd.DataFrame) -> str:
         return "\n".join(lines)
 
 
+def shown_columns(df: pd.DataFrame, plot: dict) -> pd.DataFrame:
+    """The columns a reader sees: ``columns`` ({column: header}, in order) selects and names them;
+    the others stay in the figure's data table."""
+    cols = plot.get("columns")
+    if not cols:
+        return df
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"table: plot.columns names {missing}, not columns of the table; it has {list(df.columns)}")
+    return df[list(cols)].rename(columns={c: str(h) for c, h in cols.items()})
+
+
+def _cells(df, wrap, ff, digits):
+    body = [[_fmt_cell(v, ff, digits) for v in row] for row in df.itertuples(index=False)]
+    header = [str(c) for c in df.columns]
+    wrapped_h = ["\n".join(textwrap.wrap(h, wrap) or [""]) for h in header]
+    wrapped = [["\n".join(textwrap.wrap(x, wrap) or [""]) for x in row] for row in body]
+    return body, header, wrapped_h, wrapped
+
+
+def _geometry(allrows, ncol, fs):
+    chars = [max(3, max((max((len(x) for x in r[j].split("\n")), default=0) for r in allrows), default=1))
+             for j in range(ncol)]
+    lines = [max((r[j].count("\n") + 1 for j in range(ncol)), default=1) for r in allrows]
+    char_w, line_h = 0.0085 * fs, 0.021 * fs  # inches
+    return [c * char_w + 0.16 for c in chars], [n * line_h + 0.08 for n in lines]
+
+
 def draw(df, spec, plot):
-    """Any DataFrame.  Options: wrap (characters per line, default 28), floatfmt (e.g. ".3f"),
-    fontsize (default 8), index (bool: include the index as a first column)."""
+    """Any DataFrame.  Options: columns ({column: header}: the columns shown, in order, and their
+    names), digits (significant digits, default 3), floatfmt (e.g. ".3f", instead of digits), wrap
+    (characters per line, default 28; narrower when the table would be wider than MAX_WIDTH_IN),
+    fontsize (default 8; larger when needed to print at 6 pt on a page), index (bool: include the
+    index as a first column)."""
+    from .legibility import MIN_PRINTED_PT, PRINT_WIDTH_IN
+
     kind = "table"
     if plot.get("index"):
         df = df.reset_index()
-    wrap = int(plot.get("wrap", 28))
-    ff = plot.get("floatfmt")
-    body = [[_fmt_cell(v, ff) for v in row] for row in df.itertuples(index=False)]
-    header = [str(c) for c in df.columns]
-    wrapped_h = ["\n".join(textwrap.wrap(h, wrap) or [""]) for h in header]
-    wrapped = [["\n".join(textwrap.wrap(s, wrap) or [""]) for s in row] for row in body]
-    allrows = [wrapped_h] + wrapped
-    ncol = max(len(header), 1)
-    chars = [max((max((len(x) for x in r[j].split("\n")), default=0) for r in allrows), default=1)
-             for j in range(ncol)]
-    chars = [max(c, 3) for c in chars]
-    lines = [max((r[j].count("\n") + 1 for j in range(ncol)), default=1) for r in allrows]
+    df = shown_columns(df, plot)
+    ff, digits = plot.get("floatfmt"), int(plot.get("digits", DIGITS))
     fs = float(plot.get("fontsize", 8))
-    char_w, line_h = 0.0085 * fs, 0.021 * fs  # inches
-    col_w = [c * char_w + 0.16 for c in chars]
-    row_h = [n * line_h + 0.08 for n in lines]
+    for wrap in range(int(plot.get("wrap", 28)), 7, -2):
+        body, header, wrapped_h, wrapped = _cells(df, wrap, ff, digits)
+        allrows = [wrapped_h] + wrapped
+        ncol = max(len(header), 1)
+        col_w, row_h = _geometry(allrows, ncol, fs)
+        if sum(col_w) + 0.2 <= MAX_WIDTH_IN:
+            break
+    for _ in range(8):   # the font that prints at the minimum size once the table is shrunk to the page
+        width = max(4.0, sum(col_w) + 0.2)
+        need = (MIN_PRINTED_PT + 0.1) * max(width, PRINT_WIDTH_IN) / PRINT_WIDTH_IN
+        if fs >= need:
+            break
+        fs = need
+        col_w, row_h = _geometry(allrows, ncol, fs)
     width = max(4.0, sum(col_w) + 0.2)
     height = sum(row_h) + 0.9
     fig = plt.figure(figsize=(width, height))
@@ -99,7 +137,7 @@ def draw(df, spec, plot):
             elif r % 2 == 0:
                 cell.set_facecolor("0.97")
     finish_figure(fig, spec, kind, footer_text(spec, kind))
-    md_df = pd.DataFrame([[_fmt_cell(v, ff) for v in row] for row in df.itertuples(index=False)], columns=header)
+    md_df = pd.DataFrame(body, columns=header)
     return fig, md_df
 
 

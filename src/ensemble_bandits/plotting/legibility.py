@@ -1,0 +1,172 @@
+"""Figures read at a page's width: what every plot kind's figure goes through before it is saved
+(:func:`make_legible`), and the check that fails a figure a reader could not read
+(:func:`figure_problems`).
+
+A figure is judged as printed :data:`PRINT_WIDTH_IN` inches wide (a page's text width): no text
+smaller than :data:`MIN_PRINTED_PT` points there, no two tick labels of an axis overlapping, no
+legend inside a panel covering its data.
+"""
+from __future__ import annotations
+
+import matplotlib.text as mtext
+from matplotlib.ticker import FixedFormatter
+
+PRINT_WIDTH_IN = 7.0
+MIN_PRINTED_PT = 6.0
+_PAD_PX = 1.0
+
+
+def _renderer(fig):
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _visible_texts(fig):
+    out = []
+    for t in fig.findobj(mtext.Text):
+        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible()):
+            out.append(t)
+    return out
+
+
+def printed_scale(fig, renderer=None) -> float:
+    """How much the saved figure (tight bounding box) shrinks when printed PRINT_WIDTH_IN wide
+    (1 when it is narrower: it is printed at its own size)."""
+    renderer = renderer or _renderer(fig)
+    width_in = fig.get_tightbbox(renderer).width
+    return min(1.0, PRINT_WIDTH_IN / max(width_in, 1e-9))
+
+
+def prettify(fig, pretty) -> None:
+    """Every label, title and legend entry of ``fig`` (and fixed tick labels) through ``pretty``."""
+    for t in fig.findobj(mtext.Text):
+        s = t.get_text()
+        if s:
+            t.set_text(pretty(s))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            fmt = axis.get_major_formatter()
+            if isinstance(fmt, FixedFormatter):
+                fmt.seq = [pretty(str(s)) for s in fmt.seq]
+
+
+def raise_small_text(fig, renderer=None) -> bool:
+    """Raise every text below the floor (MIN_PRINTED_PT at the printed width) to the floor; True if
+    any changed (the caller lays the figure out again)."""
+    renderer = renderer or _renderer(fig)
+    floor = MIN_PRINTED_PT / printed_scale(fig, renderer) + 0.05
+    fig._eb_text_floor = max(floor, getattr(fig, "_eb_text_floor", 0.0))   # for legends made later
+    changed = False
+    for t in _visible_texts(fig):
+        if t.get_fontsize() < floor:
+            t.set_fontsize(floor)
+            changed = True
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                for lab in (tick.label1, tick.label2):
+                    if lab.get_fontsize() < floor:
+                        lab.set_fontsize(floor)
+                        changed = True
+            # ticks created later (at draw) take the axis' tick label size
+            if any(t.get_fontsize() < floor for t in axis.get_ticklabels()):
+                axis.set_tick_params(labelsize=floor)
+                changed = True
+    return changed
+
+
+def thin_tick_labels(fig, renderer=None) -> None:
+    """Blank a major tick label that would overlap the last one kept on its axis (log axes with
+    ticks at 100, 200, ... read "100200" otherwise).  The axis' formatter is wrapped, so the labels
+    stay blank when the figure is drawn again."""
+    from matplotlib.ticker import FuncFormatter
+
+    renderer = renderer or _renderer(fig)
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            kept, hidden = None, set()
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks():
+                lab = tick.label1
+                if not (lab.get_visible() and lab.get_text().strip()) or not lo <= tick.get_loc() <= hi:
+                    continue
+                box = lab.get_window_extent(renderer)
+                if kept is not None and kept.padded(_PAD_PX).overlaps(box):
+                    hidden.add(round(float(tick.get_loc()), 12))
+                    continue
+                kept = box
+            if hidden:
+                inner = axis.get_major_formatter()
+                inner.set_axis(axis)
+
+                def fmt(x, pos, inner=inner, hidden=frozenset(hidden)):
+                    return "" if round(float(x), 12) in hidden else inner(x, pos)
+
+                axis.set_major_formatter(FuncFormatter(fmt))
+
+
+def _data_points(ax, renderer):
+    """Display coordinates of the data drawn in ``ax``: line vertices, scatter points, bar tops."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Rectangle
+
+    pts = []
+    for line in ax.get_lines():
+        xy = line.get_xydata()
+        if line.get_visible() and len(xy):
+            pts.append(line.get_transform().transform(xy))
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and coll.get_visible() and len(coll.get_offsets()):
+            pts.append(coll.get_offset_transform().transform(coll.get_offsets()))
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible():
+            box = patch.get_window_extent(renderer)
+            pts.append(np.array([[box.x0, box.y1], [box.x1, box.y1], [(box.x0 + box.x1) / 2, box.y1]]))
+    return np.concatenate(pts) if pts else np.empty((0, 2))
+
+
+def legends_over_data(fig, renderer=None) -> list:
+    """The legends drawn inside a panel that cover some of its data points."""
+    renderer = renderer or _renderer(fig)
+    out = []
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is None or not leg.get_visible():
+            continue
+        box = leg.get_window_extent(renderer)
+        pts = _data_points(ax, renderer)
+        inside = ((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))
+        if inside.any():
+            out.append((ax, leg))
+    return out
+
+
+def figure_problems(fig) -> list[str]:
+    """What a reader could not read in ``fig`` at PRINT_WIDTH_IN: text under MIN_PRINTED_PT, tick
+    labels overlapping, a legend inside a panel over its data.  [] when it reads well."""
+    renderer = _renderer(fig)
+    scale = printed_scale(fig, renderer)
+    problems = []
+    small = sorted({round(t.get_fontsize() * scale, 1) for t in _visible_texts(fig)
+                    if t.get_fontsize() * scale < MIN_PRINTED_PT - 1e-6})
+    if small:
+        examples = [t.get_text()[:30] for t in _visible_texts(fig) if t.get_fontsize() * scale < MIN_PRINTED_PT - 1e-6]
+        problems.append(f"text at {small[0]:g} pt when printed {PRINT_WIDTH_IN:g} in wide (minimum "
+                        f"{MIN_PRINTED_PT:g} pt), e.g. {examples[:3]}")
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            lo, hi = sorted(axis.get_view_interval())
+            boxes = [(t.label1, t.label1.get_window_extent(renderer)) for t in axis.get_major_ticks()
+                     if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi]
+            for (a, ba), (b, bb) in zip(boxes, boxes[1:]):
+                if ba.overlaps(bb):
+                    problems.append(f"panel {ax.get_title()!r}: {name} tick labels {a.get_text()!r} and "
+                                    f"{b.get_text()!r} overlap")
+    for ax, _leg in legends_over_data(fig, renderer):
+        problems.append(f"panel {ax.get_title()!r}: the legend covers data")
+    return problems

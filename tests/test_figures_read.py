@@ -1,0 +1,183 @@
+"""Figures a reader can read and compare: one look per method across the whole project, labels in
+mathtext, every plot kind legible at a page's width (a check that can fail), fig8-style heatmaps
+on one diverging scale, tables with named columns."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from ensemble_bandits import plotting, registry  # noqa: E402
+from ensemble_bandits.cli import figure_spec  # noqa: E402
+from ensemble_bandits.plotting import heatmap, legibility, methods, style  # noqa: E402
+from ensemble_bandits.plotting import table as table_kind  # noqa: E402
+
+
+def _method_figures(entries, config):
+    """(id, spec, curve styles) of every registry figure drawn by method (no hue sweep), at paper scale."""
+    out = []
+    for fid, entry in entries.items():
+        if entry["kind"] not in ("regret_curves", "final_vs_param"):
+            continue
+        plot = entry.get("plot", {})
+        if plot.get("hue_by") or plot.get("hue"):
+            continue
+        fig = registry.resolve(entry, "paper", config["scales"])
+        spec = figure_spec(fig)
+        if not style.comparison_styles(spec["curves"], spec):
+            continue                     # a sweep of one method: colour encodes the swept value
+        df = pd.DataFrame({"curve": spec["curves"]})
+        out.append((fid, spec, style.curve_styles(df, spec["curves"], plot, spec)))
+    return out
+
+
+def test_a_method_keeps_its_colour_in_every_figure(entries, config):
+    figs = _method_figures(entries, config)
+    seen, compared = {}, 0
+    for fid, spec, styles in figs:
+        for curve, st in styles.items():
+            if curve not in spec["methods"] or curve in (spec["plot"].get("colors") or {}):
+                continue
+            color = mcolors.to_hex(st["color"])
+            if curve in seen:
+                compared += 1
+                assert seen[curve][1] == color, f"{curve!r}: {seen[curve][1]} in {seen[curve][0]}, {color} in {fid}"
+            else:
+                seen[curve] = (fid, color)
+    assert compared >= 10, "too few labels shared by two figures to compare"
+    # and the labels named in the brief: TS, Ensemble++, GLM-ES (paper style: grey, dashed)
+    by_label = {c: col for c, (_f, col) in seen.items()}
+    assert by_label["Ensemble++"] == mcolors.to_hex(methods.FAMILIES["Ensemble++"][0])
+    assert by_label["GLM-ES"] == mcolors.to_hex(methods.agent_look("glm_es")[0])
+    assert by_label["Lin-ES"] == mcolors.to_hex(methods.FAMILIES["ensemble sampling"][0])
+
+
+def test_a_line_of_one_method_in_a_sweep_takes_the_method_colour():
+    df, spec = plotting.demo("final_vs_param")     # hue: method (Ensemble++ and ES lines), TS as a band
+    spec = {**spec, "methods": {c: ("ensemble_pp" if c.startswith("Ensemble++") else
+                                    "ensemble_sampling" if c.startswith("ES") else "lints") for c in spec["curves"]}}
+    with plt.rc_context(style.rc_params()):
+        fig = plotting._PLOTTERS["final_vs_param"](df, spec, dict(spec["plot"]))
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    if not handles and fig.legends:
+        handles, labels = fig.legends[0].legend_handles, [t.get_text() for t in fig.legends[0].get_texts()]
+    colours = {lab: mcolors.to_hex((h.lines[0] if hasattr(h, "lines") else h).get_color())
+               for h, lab in zip(handles, labels)}
+    plt.close(fig)
+    want = mcolors.to_hex(methods.FAMILIES["Ensemble++"][0])
+    assert any(lab.endswith("Ensemble++") and col == want for lab, col in colours.items()), colours
+
+
+def test_method_look_shades_a_family_and_marks_readings():
+    curves = ["Lin-ES", "Lin-ES, ablation", "Lin-TS", "Lin-TS [code]"]
+    spec = {"methods": {"Lin-ES": "ensemble_sampling", "Lin-ES, ablation": "ensemble_sampling", "Lin-TS": "lints",
+                        "Lin-TS [code]": "lints"}, "readings": {"Lin-TS [code]": "Lin-TS"}}
+    st = style.curve_styles(pd.DataFrame({"curve": curves}), curves, {}, spec)
+    grey, orange = methods.FAMILIES["ensemble sampling"][0], methods.FAMILIES["Thompson sampling"][0]
+    assert np.allclose(st["Lin-ES"]["color"], grey) and st["Lin-ES"]["linestyle"] == "--"
+    assert not np.allclose(st["Lin-ES, ablation"]["color"], grey)           # a shade of grey
+    assert st["Lin-ES, ablation"]["linestyle"] != "--"
+    assert np.allclose(st["Lin-TS"]["color"], orange) and np.allclose(st["Lin-TS [code]"]["color"], orange)
+    assert st["Lin-TS [code]"]["linestyle"] == methods.READING_LINESTYLE
+    one_family = style.curve_styles(pd.DataFrame({"curve": curves[:2]}), curves[:2], {}, spec)
+    assert not np.allclose(one_family["Lin-ES"]["color"], grey)   # a sweep of one method: ordered palette
+
+
+@pytest.mark.parametrize("text, want", [
+    ("s = sigma = 0.5", r"s = $\sigma$ = 0.5"),
+    ("beta_T", r"$\beta_{T}$"),
+    ("prior W ~ N(0, lambda sigma_R^2 I)", r"prior W ~ N(0, $\lambda$ $\sigma_{R}^{2}$ I)"),
+    ("T = 10^4", r"T = $10^{4}$"),
+    ("M <= 2d", "M ≤ 2d"),
+    ("GLM-ES-DT100 (m = 10)", "GLM-ES-DT100 (m = 10)"),
+    ("betas and etas", "betas and etas"),
+    ("already $\\sigma$", "already $\\sigma$"),
+])
+def test_labels_become_mathtext(text, want):
+    assert style.pretty(text) == want
+
+
+@pytest.mark.parametrize("kind", plotting.KINDS)
+def test_every_kind_reads_at_page_width(kind):
+    df, spec = plotting.demo(kind)
+    with plt.rc_context(style.rc_params()):
+        drawn = plotting._PLOTTERS[kind](df, spec, dict(spec.get("plot") or {}))
+        fig = drawn[0] if kind == "table" else drawn
+        try:
+            assert legibility.figure_problems(fig) == []
+        finally:
+            plt.close(fig)
+
+
+def test_the_figure_check_fails_a_figure_a_reader_cannot_read():
+    fig, ax = plt.subplots(figsize=(16, 3))
+    x = np.arange(100)
+    ax.plot(x, x, label="a line under its legend")
+    ax.legend(loc="center")
+    ax.set_xticks([10, 11, 12])
+    ax.set_xticklabels(["ten thousand", "eleven thousand", "twelve thousand"])
+    ax.text(50, 20, "tiny", fontsize=5)
+    problems = legibility.figure_problems(fig)
+    plt.close(fig)
+    assert any("pt when printed" in p for p in problems)
+    assert any("overlap" in p for p in problems)
+    assert any("legend covers data" in p for p in problems)
+
+
+def test_finishing_a_figure_thins_colliding_ticks_and_moves_a_covering_legend():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(1, 1000, 200)
+    for k in range(6):
+        ax.plot(x, np.full_like(x, k), label=f"curve {k}")      # lines everywhere: no free corner
+    ax.set_xscale("log")
+    ax.set_xticks([100, 200, 500, 1000])
+    ax.set_xticklabels(["100", "200", "500", "1000"])
+    ax.legend(loc="center")
+    style.finish_figure(fig, {"id": "x", "title": "t"}, "regret_curves", "footer")
+    assert legibility.figure_problems(fig) == []
+    assert ax.get_legend() is None and fig.legends        # beside the panels now
+    plt.close(fig)
+
+
+def _ratio_table(n_facets=10, n_panels=3):
+    rng = np.random.default_rng(1)
+    rows = []
+    names = ["gaussian", "sphere", "cube", "coordinate", "sparse"]
+    for p in range(n_panels):
+        rows += [dict(panel=f"|X| = {10 ** (p + 2)}", curve="TS", seed=s, t=10, regret=50.0, M=np.nan,
+                      reference=None, perturbation=None) for s in range(3)]
+        for M in 2 ** np.arange(1, n_facets + 1):
+            for r in names:
+                for q in names:
+                    rows += [dict(panel=f"|X| = {10 ** (p + 2)}", curve=f"{r}-{q} M={M}", seed=s, t=10,
+                                  regret=50.0 * np.exp(rng.normal(0, 0.5)), M=float(M), reference=r, perturbation=q)
+                             for s in range(3)]
+    return pd.DataFrame(rows)
+
+
+def test_ratio_heatmaps_share_one_diverging_scale_centred_at_one_and_fit_a_page():
+    df = _ratio_table()
+    spec = {"id": "epp-fig8a", "title": "t (Fig. 8a)", "plot": {"normalise_by": "TS"}}
+    with plt.rc_context(style.rc_params()):
+        fig = heatmap.draw(df, spec, spec["plot"])
+    images = [im for ax in fig.axes for im in ax.get_images()]
+    assert len(images) == 30
+    norms = {(im.norm.vcenter, im.norm.halfrange) for im in images}
+    assert len(norms) == 1 and next(iter(norms))[0] == 0.0       # one scale, log2 ratio centred at 0
+    assert fig.get_size_inches()[0] <= 11 and legibility.figure_problems(fig) == []
+    plt.close(fig)
+
+
+def test_tables_name_their_columns_and_round_to_three_digits():
+    df = pd.DataFrame({"curve": ["LinTS"], "seconds_median": [0.0123456], "seconds_q1": [0.01], "junk": [1]})
+    fig, md = table_kind.draw(df, {"id": "phe-runtime"}, {"columns": {"curve": "agent", "seconds_median": "median s"}})
+    plt.close(fig)
+    assert list(md.columns) == ["agent", "median s"] and md.iloc[0, 1] == "0.0123"
+    with pytest.raises(ValueError, match="plot.columns names \\['nope'\\]"):
+        table_kind.draw(df, {}, {"columns": {"nope": "x"}})
