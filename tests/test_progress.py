@@ -10,7 +10,7 @@ def test_progress_lines_give_elapsed_rate_and_time_left(capsys):
         progress(t, 100)
     lines = capsys.readouterr().err.rstrip("\n").splitlines()
     assert len(lines) == 10
-    pattern = re.compile(r"^  seeds 3-5: round (\d+)/100, (\d+ s|\d+ min \d\d s), (?:[\d,]+|\?) rounds/s, about (.+) left$")
+    pattern = re.compile(r"^  seeds 3-5: round (\d+)/100, (\d+ s|\d+ min \d\d s) elapsed, (?:[\d,]+|\?) rounds/s, about (.+) left$")
     assert all(pattern.match(line) for line in lines), lines
     assert pattern.match(lines[-1]).group(3) == "0 s"
 

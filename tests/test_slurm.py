@@ -137,7 +137,7 @@ def _assert_all_completed(states: dict, ids, source, where):
 
 def test_profile_without_accounting_database_uses_squeue(project, tmp_path):
     """No slurmdbd: sacct cannot answer, so the documented override --slurm-status-command squeue."""
-    targets = ["figures/smoke/phe-tab1.pdf", "figures/smoke/glmes-fig1a.pdf", "figures/smoke/epp-fig6.pdf"]
+    targets = ["figures/smoke/phe-tab1.pdf", "figures/smoke/epp-fig6.pdf"]   # 16 jobs: seeds split, a group job
     with slurm_cluster(tmp_path, accounting=False) as state:
         ids, where = run_profile(project, state, targets, ["--slurm-status-command", "squeue", *FAST_POLL],
                                  "squeue")
@@ -150,7 +150,7 @@ def test_profile_without_accounting_database_uses_squeue(project, tmp_path):
 def test_profile_with_accounting_database_uses_sacct(project, tmp_path):
     """slurmdbd + MariaDB: the profile as shipped (status command sacct); sacct records every job."""
     # glmes-tab1 reads the UCI data on the node (the copy's resources/data, shipped with the repository)
-    targets = ["figures/smoke/lines-equiv.pdf", "figures/smoke/lines-gauss-ts.pdf", "figures/smoke/glmes-tab1.pdf"]
+    targets = ["figures/smoke/lines-gauss-ts.pdf", "figures/smoke/glmes-tab1.pdf"]   # 14 jobs
     with slurm_cluster(tmp_path, accounting=True) as state:
         ids, where = run_profile(project, state, targets, FAST_POLL, "sacct")
         acct = subprocess.run(["sacct", "-X", "--parsable2", "--noheader", "--format=JobIDRaw,State",
