@@ -147,3 +147,15 @@ def test_summary_table_gives_cause_paper_figure_and_readings(monkeypatch):
 
 def test_a_not_reproduced_claim_without_a_cause_says_so(md):
     assert "cause: not stated" in md
+
+
+def test_a_table_figure_is_shown_as_a_table(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    fig = {**_fig("epp-tab1", "epp"), "png": "epp-tab1.png"}
+    md_table = "**Table 1**\n\n| P | rho |\n|:--|:--|\n| Gaussian | 0.0856 |\n\n_caption_\n"
+    md = report.report_markdown("paper", [fig], tables={"epp-tab1": md_table})
+    section = md[md.index("### epp-tab1"):]
+    assert "| Gaussian | 0.0856 |" in section and "![epp-tab1]" not in section
+    assert "[epp-tab1.png](epp-tab1.png)" in section
+    plain = report.report_markdown("paper", [fig])
+    assert "![epp-tab1](epp-tab1.png)" in plain

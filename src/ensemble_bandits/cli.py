@@ -288,7 +288,13 @@ def cmd_report(args):
     archived = None
     if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
         archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived), args.out)
+    tables = {}      # a table figure's markdown (written beside its PDF), shown in its section as a table
+    for fid in args.ids:
+        md = paths.table_markdown(args.scale, fid)
+        if os.path.exists(md):
+            tables[fid] = open(md, encoding="utf-8").read()
+    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived,
+                                      tables=tables), args.out)
 
 
 def cmd_timings(args):

@@ -41,6 +41,11 @@ def figure_file(scale, fid) -> str:
     return f"results/{scale}/figures/{fid}.json"
 
 
+def table_markdown(scale, fid) -> str:
+    """A table figure's markdown, published beside its PDF."""
+    return f"figures/{scale}/{fid}.md"
+
+
 def claims_file(scale, fid) -> str:
     """Verdicts of a figure's claims (JSON; the same name with ``.rst`` for the HTML report)."""
     return f"results/{scale}/claims/{fid}.json"

@@ -304,7 +304,12 @@ def summary_table(figures: list, scale: str) -> list:
     return out
 
 
-def report_markdown(scale: str, figures: list, skipped=(), archived=None) -> str:
+def table_body(markdown: str) -> list:
+    """The pipe-table lines of a table figure's markdown (its title and caption are in the section)."""
+    return [line for line in markdown.splitlines() if line.startswith("|")]
+
+
+def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables=None) -> str:
     """``figures``: records (dicts with id, paper, title, seeds, horizon, choices, claims, png and
     ``run``, the provenance of their run).  Records of several runs (``reuse_records``): the
     header counts the figures of each commit and each section names its run.  ``archived``: the ids
@@ -340,7 +345,9 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None) -> str
         for f in figs:
             out += [f'<a id="{f["id"]}"></a>', "", f"### {f['id']} — {f['title']}", ""]
             out += [f"*Replicates:* {paper_figure(f)}.", ""]
-            if f.get("png"):
+            if (tables or {}).get(f["id"]):
+                out += [*table_body(tables[f["id"]]), "", f"(as a figure: [{f['png']}]({f['png']}))", ""]
+            elif f.get("png"):
                 out += [f"![{f['id']}]({f['png']})", ""]
             size = f"{f['seeds']} seeds × {f['horizon']} rounds" if f.get("seeds") else "closed form / static"
             if f["id"] in unarchived:
