@@ -181,3 +181,24 @@ def test_tables_name_their_columns_and_round_to_three_digits():
     assert list(md.columns) == ["agent", "median s"] and md.iloc[0, 1] == "0.0123"
     with pytest.raises(ValueError, match="plot.columns names \\['nope'\\]"):
         table_kind.draw(df, {}, {"columns": {"nope": "x"}})
+
+
+def test_the_papers_stated_numbers_are_drawn_beside_ours_and_marked(entries):
+    assert any(e.get("paper_values") for e in entries.values())
+    df = pd.DataFrame({"curve": ["LinTS, one run at a time", "LinTS, batched"], "seconds_median": [0.35, 0.01]})
+    spec = {"paper_values": [{"label": "run times", "quote": "q", "column": "paper's s / run",
+                              "values": {"LinTS, one run at a time": 273}}]}
+    fig, md = table_kind.draw(df, spec, {"columns": {"curve": "agent", "seconds_median": "median s"}})
+    plt.close(fig)
+    assert list(md.columns) == ["agent", "median s", "paper's s / run"] and md.iloc[:, 2].tolist() == ["273", ""]
+    curves, cspec = plotting.demo("regret_curves")
+    cspec = {**cspec, "horizon": 1000, "paper_values": [{"label": "final regret", "quote": "q", "y": 500.0,
+                                                        "panel": cspec["panels"][0]}]}
+    with plt.rc_context(style.rc_params()):
+        fig = plotting._PLOTTERS["regret_curves"](curves, cspec, dict(cspec.get("plot") or {}))
+    marked = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label() == "paper: final regret"]
+    texts = [t.get_text() for leg in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+             for t in leg.get_texts()]
+    plt.close(fig)
+    assert len(marked) == 1 and tuple(marked[0].get_xydata()[0]) == (1000.0, 500.0)
+    assert "paper: final regret" in texts

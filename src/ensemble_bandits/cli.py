@@ -141,7 +141,8 @@ def figure_spec(fig: dict) -> dict:
             "absent_data": fig.get("absent_data", []), "absent_panels": fig.get("absent_panels", []),
             "pending_curves": list(fig.get("pending_curves", {})),
             "methods": {s["curve"]: s["cell"]["agent"]["name"] for s in fig["series"] if "agent" in s["cell"]},
-            "readings": {s["curve"]: s["base_curve"] for s in fig["series"] if "base_curve" in s}}
+            "readings": {s["curve"]: s["base_curve"] for s in fig["series"] if "base_curve" in s},
+            "paper_values": entry.get("paper_values", [])}
 
 
 def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archive: str | None = None,

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..stats import final_rows, summarise
 from .style import (
+    paper_points,
     MARKERS,
     comparison_styles,
     default_ylabel,
@@ -135,6 +136,7 @@ def draw(df, spec, plot):
                 ax.plot(xs, y0 * (xs / x0) ** float(slope), color="0.4", ls=":", lw=1.3,
                         label=f"slope {float(slope):g}")
         ref_hlines(ax, plot)
+        paper_points(ax, spec, panel)
         if categorical:
             ax.set_xticks(range(len(xcats)))
             rot = 30 if max((len(c) for c in xcats), default=0) > 6 else 0

@@ -7,6 +7,7 @@ from .style import (
     footer_text,
     palette,
     panel_column,
+    paper_points,
     require,
     sorted_values,
     subplots,
@@ -37,6 +38,7 @@ def draw(df, spec, plot):
         if plot.get("vline") is not None:
             v = float(plot["vline"])
             ax.axvline(v, color="0.3", ls="--", lw=1.1, label=plot.get("vline_label", f"{xcol} = {v:g}"))
+        paper_points(ax, spec, panel)
         if plot.get("logy"):
             ax.set_yscale("log")
         if plot.get("logx"):

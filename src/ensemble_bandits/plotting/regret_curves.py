@@ -6,6 +6,7 @@ import math
 
 from ..stats import summarise
 from .style import (
+    paper_points,
     absent_text,
     curve_styles,
     default_ylabel,
@@ -48,6 +49,7 @@ def draw(df, spec, plot):
             ax.fill_between(s[x], s["lo"], s["hi"], color=st["color"], alpha=plot.get("alpha", 0.18), lw=0)
             lines.setdefault(panel, {})[c] = ln
         ref_hlines(ax, plot)
+        paper_points(ax, spec, panel)
         ax.set_title(panel)
         ax.set_xlabel(plot.get("xlabel", "round t" if x == "t" else x))
         ax.set_ylabel(plot.get("ylabel", default_ylabel(y)))

@@ -459,6 +459,25 @@ def ref_hlines(ax, plot):
         ax.axhline(float(v), color="0.35", ls="--", lw=1.0, label=lab or f"y = {float(v):g}")
 
 
+def paper_points(ax, spec: dict, panel: str = "") -> None:
+    """The numbers the paper's text states (registry ``paper_values`` with x and y), drawn as black
+    diamonds labelled "paper: <label>", on the panel they name (every panel when they name none)."""
+    for v in spec.get("paper_values") or []:
+        if "y" not in v or v.get("panel", panel) != panel:
+            continue
+        x = v.get("x", spec.get("horizon"))
+        ax.plot([x], [v["y"]], marker="D", ms=6, color="black", ls="none", zorder=5, label=f"paper: {v['label']}")
+
+
+def paper_columns(df: pd.DataFrame, spec: dict, by: str = "curve") -> pd.DataFrame:
+    """``df`` with a column per registry ``paper_values`` item that has ``column`` and ``values``
+    ({row's ``by`` value: the paper's number}; blank where the paper states none)."""
+    for v in spec.get("paper_values") or []:
+        if v.get("column") and v.get("values") and by in df.columns:
+            df = df.assign(**{v["column"]: df[by].map(v["values"])})
+    return df
+
+
 def place_legend(ax, handles, labels, loc="best", ncol=1):
     """Legend inside ``ax`` at ``loc``, or with loc="outside" one figure legend right of the panels
     (saved figures use bbox_inches="tight", so it is kept)."""

@@ -11,6 +11,7 @@ import pandas as pd
 from ..atomic import write_text_atomic
 from .style import (
     finish_figure,
+    paper_columns,
     footer_text,
     isnull,
 )
@@ -57,16 +58,19 @@ def _markdown(df: pd.DataFrame) -> str:
         return "\n".join(lines)
 
 
-def shown_columns(df: pd.DataFrame, plot: dict) -> pd.DataFrame:
-    """The columns a reader sees: ``columns`` ({column: header}, in order) selects and names them;
-    the others stay in the figure's data table."""
+def shown_columns(df: pd.DataFrame, plot: dict, spec: dict | None = None) -> pd.DataFrame:
+    """The columns a reader sees: ``columns`` ({column: header}, in order) selects and names them
+    (the others stay in the figure's data table), then the paper's values (registry
+    ``paper_values`` with ``column``) by curve."""
     cols = plot.get("columns")
+    paper = paper_columns(df, spec or {})
+    added = [c for c in paper.columns if c not in df.columns]
     if not cols:
-        return df
+        return paper
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise ValueError(f"table: plot.columns names {missing}, not columns of the table; it has {list(df.columns)}")
-    return df[list(cols)].rename(columns={c: str(h) for c, h in cols.items()})
+    return paper[list(cols) + added].rename(columns={c: str(h) for c, h in cols.items()})
 
 
 def _cells(df, wrap, ff, digits):
@@ -96,7 +100,7 @@ def draw(df, spec, plot):
     kind = "table"
     if plot.get("index"):
         df = df.reset_index()
-    df = shown_columns(df, plot)
+    df = shown_columns(df, plot, spec)
     ff, digits = plot.get("floatfmt"), int(plot.get("digits", DIGITS))
     fs = float(plot.get("fontsize", 8))
     for wrap in range(int(plot.get("wrap", 28)), 7, -2):
