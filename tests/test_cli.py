@@ -69,16 +69,17 @@ def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
     a log without the names (older runs) or without its "done in" line gives nothing."""
     from ensemble_bandits.cli import _group_log_shares
 
-    (tmp_path / "group-abc123-0-50.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\ndone in 90.0 s\n")
+    (tmp_path / "group-abc123-0-50.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\n"
+                                                  "done in 90.0 s (CPU 150.0 s)\n")
     (tmp_path / "group-abc123-50-100.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\n")  # unfinished
     (tmp_path / "group-def456-0-50.log").write_text("simulate-group: 2 cells\ndone in 10.0 s\n")       # older
     (tmp_path / "k1-0-50.log").write_text("done in 5.0 s\n")                                            # per cell
-    assert _group_log_shares(str(tmp_path)) == {("k1", "0", "50"): 30.0, ("k2", "0", "50"): 30.0,
-                                                 ("k3", "0", "50"): 30.0}
+    assert _group_log_shares(str(tmp_path)) == {("k1", "0", "50"): (30.0, 50.0), ("k2", "0", "50"): (30.0, 50.0),
+                                                 ("k3", "0", "50"): (30.0, 50.0)}
 
 
 def test_timings_per_cell_sets_measured_seconds_beside_the_cost_model(tmp_path, config, entries):
-    """`timings --cells`: one line per cell with logged jobs, its measured CPU seconds beside the
+    """`timings --cells`: one line per cell with logged jobs, its measured wall seconds beside the
     cost model's estimate of the same jobs (costs.cell_cost_seconds) and their ratio."""
     from ensemble_bandits import costs
 
@@ -92,7 +93,7 @@ def test_timings_per_cell_sets_measured_seconds_beside_the_cost_model(tmp_path, 
     assert res.returncode == 0, res.stderr
     model = costs.cell_cost_seconds(first["cell"], first["seeds"])
     line = next(ln for ln in res.stdout.splitlines() if first["key"] in ln)
-    assert line.split()[-3:] == ["12.5", f"{model:.1f}", f"{12.5 / model:.2f}"]
+    assert line.split()[-4:] == ["12.5", "-", f"{model:.1f}", f"{12.5 / model:.2f}"]   # an older log: no CPU
     assert not any(s["key"] in res.stdout for s in rest)                 # no log, no line
     assert res.stdout.splitlines()[-1].startswith("total")
 

@@ -23,7 +23,8 @@ from .aggregate import CacheError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
-DONE_IN = re.compile(r"done in ([0-9.]+) s")          # a simulate job's last log line: its CPU seconds
+# a simulate job's last log line: its wall seconds and (logs since 2026-11) its process CPU seconds
+DONE_IN = re.compile(r"done in ([0-9.]+) s(?: \(CPU ([0-9.]+) s\))?")
 RUN_FILE = re.compile(r"runs/(\w+)/seeds-(\d+)-(\d+)")  # a run file's cell key and seed block
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
@@ -79,6 +80,12 @@ def _seed_range(pair) -> list:
     return list(range(first, end))
 
 
+def done_line(t0: float, c0: float) -> str:
+    """A simulate job's last log line: wall seconds since ``t0`` and this process's CPU seconds since
+    ``c0`` (every thread: a torch job on two threads uses up to twice its wall time)."""
+    return f"done in {time.perf_counter() - t0:.1f} s (CPU {time.process_time() - c0:.1f} s)"
+
+
 def run_identity(cell: dict, seeds: list) -> dict:
     """The identity a run file carries (aggregate.check_identity reads it back)."""
     from .aggregate import identity_of
@@ -95,7 +102,7 @@ def cmd_simulate(args):
     keep_freed_memory()
     cell = _checked_cell(_json_arg(args.cell, "--cell", dict))
     seeds = _seed_range(args.seeds)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
           f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
           + (f", device {args.device}" if args.device else ""), file=sys.stderr, flush=True)
@@ -103,7 +110,7 @@ def cmd_simulate(args):
     cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir)
     write_columns_atomic({**cols, **run_identity(cell, seeds)}, args.out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
-    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(done_line(t0, c0), file=sys.stderr)
 
 
 def cmd_simulate_group(args):
@@ -118,7 +125,7 @@ def cmd_simulate_group(args):
     if len(cells) != len(args.out):
         raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
     seeds = _seed_range(args.seeds)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
           f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
     # the cells' keys, so that `timings` can share this job's time among them whatever the grouping
@@ -128,7 +135,7 @@ def cmd_simulate_group(args):
                                args.out):
         write_columns_atomic({**cols, **run_identity(cell, seeds)}, out)
         write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
-    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(done_line(t0, c0), file=sys.stderr)
 
 
 def figure_spec(fig: dict) -> dict:
@@ -299,8 +306,8 @@ def cmd_report(args):
 
 
 def cmd_timings(args):
-    """CPU seconds of the simulate jobs of each figure, read from their logs ("done in ... s");
-    ``--cells``: per cell, beside the cost model's estimate of the same jobs."""
+    """Wall and CPU seconds of the simulate jobs of each figure, read from their logs ("done in ...
+    s (CPU ... s)"); ``--cells``: per cell, beside the cost model's estimate of the same jobs."""
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
@@ -312,24 +319,37 @@ def cmd_timings(args):
     logged = _JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
     if args.cells:
         return _timings_per_cell([figs[fid] for fid in args.ids or sorted(entries)], per_job, logged)
-    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'CPU s':>9s}")
-    grand, any_logged = 0.0, False
+    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'wall s':>9s} {'CPU s':>9s}")
+    grand, any_logged = [0.0, 0.0], False
     for fid in args.ids or sorted(entries):
         fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
         found = [t for t in (logged.seconds(*RUN_FILE.search(f).groups()) for f in runs) if t is not None]
-        grand += sum(found)
+        wall, cpu = sum(w for w, _c in found), _cpu_sum(found)
+        grand[0] += wall
+        grand[1] += cpu if cpu is not None else 0.0
         any_logged = any_logged or bool(found)
-        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {sum(found):9.1f}")
-    print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand:9.1f}  (cells shared by figures count in each)")
+        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {wall:9.1f} "
+              f"{_cpu_text(cpu):>9s}")
+    print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand[0]:9.1f} {grand[1]:9.1f}  (cells shared by figures count "
+          f"in each; CPU: every thread of the job's process, '-' where a log predates CPU timing)")
     if not any_logged:
         print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
 
 
+def _cpu_sum(found):
+    """The CPU seconds of logged jobs, or None when any log lacks them (written before CPU timing)."""
+    return None if any(c is None for _w, c in found) else sum(c for _w, c in found)
+
+
+def _cpu_text(cpu) -> str:
+    return "-" if cpu is None else f"{cpu:.1f}"
+
+
 class _JobLogs:
-    """CPU seconds of a run file's simulate job from its log.  A shared-pass job logs once for its
-    group: each of its cells counts an equal share.  Its log names its cells (`cells:` line); older
-    logs are matched to the groups of all figures together."""
+    """Wall and CPU seconds of a run file's simulate job from its log.  A shared-pass job logs once
+    for its group: each of its cells counts an equal share.  Its log names its cells (`cells:` line);
+    older logs are matched to the groups of all figures together."""
 
     def __init__(self, scale: str, figs: dict, group_size: int):
         self.scale = scale
@@ -337,8 +357,8 @@ class _JobLogs:
         self.shares = _group_log_shares(paths.simulate_log(scale))
 
     def seconds(self, key: str, start, end):
-        """CPU seconds of the job of ``key``'s seeds [start, end) (a share of a shared-pass job), or
-        None where it has no log."""
+        """(wall, CPU or None) seconds of the job of ``key``'s seeds [start, end) (a share of a
+        shared-pass job), or None where it has no log."""
         start, end = str(start), str(end)
         if (key, start, end) in self.shares:
             return self.shares[key, start, end]
@@ -347,14 +367,20 @@ class _JobLogs:
             share = len(self.group_of[key]["keys"])
             log = paths.simulate_log(self.scale, f"group-{self.group_of[key]['id']}", start, end)
         hit = DONE_IN.search(open(log).read()) if os.path.exists(log) else None
-        return float(hit.group(1)) / share if hit else None
+        return _shared(hit, share) if hit else None
+
+
+def _shared(hit, share: int):
+    """(wall, CPU or None) of a DONE_IN match, divided among ``share`` cells."""
+    return float(hit.group(1)) / share, (float(hit.group(2)) / share if hit.group(2) else None)
 
 
 def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
-    """One line per cell with logged jobs: measured CPU seconds beside the cost model's
-    (costs.cell_cost_seconds, as part of a shared pass where it is one) for the same jobs, and their
-    ratio."""
-    print(f"{'figure':16s} {'cell':12s} {'agent':22s} {'env':22s} {'jobs':>5s} {'CPU s':>9s} {'model s':>9s} {'ratio':>6s}")
+    """One line per cell with logged jobs: measured wall and CPU seconds beside the cost model's
+    (costs.cell_cost_seconds, as part of a shared pass where it is one; a model of wall seconds on a
+    2-core machine) for the same jobs, and the ratio of wall to model."""
+    print(f"{'figure':16s} {'cell':12s} {'agent':22s} {'env':22s} {'jobs':>5s} {'wall s':>9s} {'CPU s':>9s} "
+          f"{'model s':>9s} {'ratio':>6s}")
     tot_m, tot_e = 0.0, 0.0
     for fig, s in registry.unique_series(figs):
         cell, shared = s["cell"], s["key"] in logged.group_of
@@ -368,17 +394,18 @@ def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
             continue
         agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
         agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
-        tot_m, tot_e = tot_m + sum(secs), tot_e + model
+        wall = sum(w for w, _c in secs)
+        tot_m, tot_e = tot_m + wall, tot_e + model
         print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
-              f"{sum(secs):9.1f} {model:9.1f} {sum(secs) / model:6.2f}")
+              f"{wall:9.1f} {_cpu_text(_cpu_sum(secs)):>9s} {model:9.1f} {wall / model:6.2f}")
     if tot_e:
-        print(f"{'total':16s} {'':12s} {'':22s} {'':22s} {'':5s} {tot_m:9.1f} {tot_e:9.1f} {tot_m / tot_e:6.2f}"
-              "  (each cell once)")
+        print(f"{'total':16s} {'':12s} {'':22s} {'':22s} {'':5s} {tot_m:9.1f} {'':>9s} {tot_e:9.1f} "
+              f"{tot_m / tot_e:6.2f}  (each cell once)")
 
 
 def _group_log_shares(log_dir) -> dict:
-    """(key, start, end) -> CPU seconds, an equal share of its shared-pass job, from the group logs
-    that name their cells (a `cells:` line before `done in ... s`)."""
+    """(key, start, end) -> (wall, CPU or None) seconds, an equal share of its shared-pass job, from
+    the group logs that name their cells (a `cells:` line before `done in ... s`)."""
     shares = {}
     for name in sorted(os.listdir(log_dir)):
         block = re.fullmatch(r"group-\w+-(\d+)-(\d+)\.log", name)
@@ -389,7 +416,7 @@ def _group_log_shares(log_dir) -> dict:
         if keys and done:
             keys = keys.group(1).split()
             for key in keys:
-                shares[key, block.group(1), block.group(2)] = float(done.group(1)) / len(keys)
+                shares[key, block.group(1), block.group(2)] = _shared(done, len(keys))
     return shares
 
 
@@ -516,7 +543,7 @@ def main(argv=None):
     tm.add_argument("--ids", nargs="*", default=None)
     tm.add_argument("--seeds-per-job", type=int, default=None)
     tm.add_argument("--cells", action="store_true",
-                    help="per cell: measured CPU seconds beside the cost model's estimate of the same jobs")
+                    help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
     tm.set_defaults(fn=cmd_timings)
 
     es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
