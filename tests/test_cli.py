@@ -174,3 +174,23 @@ def test_console_script_version_and_the_configured_scale(capsys):
     cli.main(["estimate", "phe-tab1"])
     scale = registry.load_yaml(ROOT / "config" / "config.yaml")["scale"]
     assert f"at scale {scale}," in capsys.readouterr().out
+
+
+def test_progress_counts_the_run_files_done_and_shows_running_jobs(tmp_path, config, entries):
+    """`progress`: per figure the share of its run files that exist, and each simulate job whose log
+    has no "done in" line yet, with its last progress line."""
+    project = _project_copy(tmp_path)
+    fig = registry.resolve(entries["phe-fig1"], "smoke", config["scales"])
+    runs = registry.figure_runs(fig, 50)
+    for f in runs[: len(runs) // 2]:
+        (project / f).parent.mkdir(parents=True, exist_ok=True)
+        (project / f).write_bytes(b"x")
+    logs = project / "results" / "smoke" / "logs" / "simulate"
+    logs.mkdir(parents=True)
+    (logs / "abc-0-2.log").write_text("simulate abc: seeds 0..1\n  seeds 0-1: round 30/300, 4 s elapsed\n")
+    (logs / "def-0-2.log").write_text("simulate def\ndone in 3.0 s (CPU 3.0 s)\n")
+    res = _cli("progress", "--scale", "smoke", "phe-fig1", "--seeds-per-job", "50", cwd=project)
+    assert res.returncode == 0, res.stderr
+    row = next(ln for ln in res.stdout.splitlines() if ln.startswith("phe-fig1"))
+    assert row.split()[1:] == [str(len(runs)), f"{100 * (len(runs) // 2) / len(runs):.0f}%"]
+    assert "abc-0-2: seeds 0-1: round 30/300, 4 s elapsed" in res.stdout and "def-0-2" not in res.stdout

@@ -420,6 +420,49 @@ def _group_log_shares(log_dir) -> dict:
     return shares
 
 
+def cmd_progress(args):
+    """How far a run at a scale has got: per figure, the run files it needs and how many exist (or
+    are covered by its committed archive), and the simulate jobs running now with their last
+    progress line (a log without its "done in" line, written to in the last ``--recent`` seconds)."""
+    from . import archive as archives
+
+    config, entries = _load(args)
+    per_job = args.seeds_per_job or config["seeds_per_job"]
+    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
+    need_all, have_all = 0, 0
+    print(f"{'figure':16s} {'run files':>10s} {'done':>6s}")
+    for fid in ids:
+        fig = registry.resolve(entries[fid], args.scale, config["scales"])
+        runs = registry.figure_runs(fig, per_job)
+        covered = set()
+        arch = paths.archive_file(args.scale, fid)
+        if os.path.exists(arch):
+            try:
+                covered = set(archives.usable_keys(arch, fig))
+            except archives.ArchiveError:
+                covered = set()
+        have = sum(1 for f in runs if os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)
+        need_all, have_all = need_all + len(runs), have_all + have
+        if runs and (have < len(runs) or args.all):
+            print(f"{fid:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}%")
+    print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}%  (run files, or cells in a "
+          f"committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
+    logs = paths.simulate_log(args.scale)
+    now, running = time.time(), []
+    if os.path.isdir(logs):
+        for name in sorted(os.listdir(logs)):
+            path = os.path.join(logs, name)
+            if now - os.path.getmtime(path) > args.recent:
+                continue
+            text = open(path, errors="replace").read()
+            if not DONE_IN.search(text):
+                lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+                running.append((name[:-len(".log")], lines[-1] if lines else "(started)"))
+    print(f"\nrunning now ({len(running)} simulate job(s) written to in the last {args.recent:.0f} s):")
+    for name, last in running:
+        print(f"  {name}: {last}")
+
+
 def cmd_estimate(args):
     """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
     (costs.cell_cost_seconds); runs nothing."""
@@ -545,6 +588,15 @@ def main(argv=None):
     tm.add_argument("--cells", action="store_true",
                     help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
     tm.set_defaults(fn=cmd_timings)
+
+    pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
+    common(pr)
+    pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
+    pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    pr.add_argument("--all", action="store_true", help="list complete figures too")
+    pr.add_argument("--recent", type=float, default=600.0,
+                    help="a job counts as running if its log changed in the last this many seconds (default 600)")
+    pr.set_defaults(fn=cmd_progress)
 
     es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
     common(es)
