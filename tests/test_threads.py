@@ -19,13 +19,13 @@ from ensemble_bandits import validation  # noqa: E402
 NPP = dict(hidden=16, batch_size=16, update_start=8, buffer_size=64)
 BIG = {"name": "epp_quadratic", "d": 20, "n_arms": 4000, "pool": 4000}
 CELLS = {                                           # name: (env, agent, horizon)
-    "ensemble_pp_neural": (BIG, {"name": "ensemble_pp_neural", "M": 4, **NPP}, 40),
-    "ensemble_plus": (BIG, {"name": "ensemble_plus", "M": 4, **NPP}, 40),
-    "epinet": (BIG, {"name": "epinet", "M": 4, **NPP}, 40),
-    "greedy_neural": (BIG, {"name": "greedy_neural", **NPP}, 40),
-    "lmcts": (BIG, {"name": "lmcts", "hidden": 16, "num_iter": 2}, 20),
-    "neural_es": ({"name": "glmes_quadratic", "d": 20, "n_arms": 2000}, {"name": "neural_es", "m": 3, "steps": 5}, 60),
-    "neural_ts": ({"name": "glmes_quadratic", "d": 20, "n_arms": 1000}, {"name": "neural_ts", "steps": 5}, 30),
+    "ensemble_pp_neural": (BIG, {"name": "ensemble_pp_neural", "M": 4, **NPP}, 24),
+    "ensemble_plus": (BIG, {"name": "ensemble_plus", "M": 4, **NPP}, 24),
+    "epinet": (BIG, {"name": "epinet", "M": 4, **NPP}, 24),
+    "greedy_neural": (BIG, {"name": "greedy_neural", **NPP}, 24),
+    "lmcts": (BIG, {"name": "lmcts", "hidden": 16, "num_iter": 2}, 12),
+    "neural_es": ({"name": "glmes_quadratic", "d": 20, "n_arms": 2000}, {"name": "neural_es", "m": 3, "steps": 5}, 30),
+    "neural_ts": ({"name": "glmes_quadratic", "d": 20, "n_arms": 1000}, {"name": "neural_ts", "steps": 5}, 16),
 }
 
 PLAY = """

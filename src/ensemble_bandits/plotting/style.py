@@ -336,7 +336,9 @@ def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str
         parts.append(f"band: {BANDS.get(band_kind, band_kind)}")
     paper = str(spec.get("id") or "").split("-")[0]
     if paper in ARXIV:
-        parts.append(f"replicates {paper_figure({'title': spec.get('title', ''), 'paper': paper})}")
+        item = paper_figure({"title": spec.get("title", ""), "paper": paper})
+        parts.append(f"replicates {item}" if not item.startswith("designed") else
+                     f"an experiment designed here to test arXiv {ARXIV[paper]}")
     return " · ".join(parts)
 
 
