@@ -202,3 +202,18 @@ def test_the_papers_stated_numbers_are_drawn_beside_ours_and_marked(entries):
     plt.close(fig)
     assert len(marked) == 1 and tuple(marked[0].get_xydata()[0]) == (1000.0, 500.0)
     assert "paper: final regret" in texts
+
+
+def test_crowded_category_names_turn_upright_and_none_is_dropped():
+    names = ["gaussian", "rademacher", "uniform", "binomial", "gaussian, spherical W"]
+    fig, ax = plt.subplots(figsize=(3, 3))
+    ax.bar(range(5), [1, 2, 3, 2, 1])
+    ax.set_xticks(range(5))
+    ax.set_xticklabels(names, rotation=30, ha="right")
+    h0 = fig.get_size_inches()[1]
+    style.finish_figure(fig, {"id": "x", "title": "t"}, "final_vs_param", "footer")
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_visible()]
+    assert shown == names and all(t.get_rotation() == 90 for t in ax.get_xticklabels())
+    assert fig.get_size_inches()[1] > h0 and legibility.figure_problems(fig) == []
+    plt.close(fig)

@@ -8,6 +8,8 @@ legend inside a panel covering its data.
 """
 from __future__ import annotations
 
+import re
+
 import matplotlib.text as mtext
 from matplotlib.ticker import FixedFormatter
 
@@ -75,6 +77,39 @@ def raise_small_text(fig, renderer=None) -> bool:
     return changed
 
 
+def _overlapping(axis, renderer) -> bool:
+    lo, hi = sorted(axis.get_view_interval())
+    boxes = [t.label1.get_window_extent(renderer) for t in axis.get_major_ticks()
+             if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi]
+    return any(a.padded(_PAD_PX).overlaps(b) for a, b in zip(boxes, boxes[1:]))
+
+
+def _named(axis) -> bool:
+    """Whether the tick labels of ``axis`` are names (categories), not numbers."""
+    return any(re.search(r"[A-Za-z]{2}", t.get_text()) for t in axis.get_ticklabels())
+
+
+def upright_categories(fig, renderer=None) -> float:
+    """Turn the named (categorical) x tick labels of an axis whose labels overlap to vertical, which
+    keeps every name.  Returns the inches of height the turned labels need beyond what they had (0
+    when nothing turned); the caller grows the figure by that and lays it out again."""
+    renderer = renderer or _renderer(fig)
+    turned = []
+    for ax in fig.axes:
+        if ax.get_visible() and _named(ax.xaxis) and _overlapping(ax.xaxis, renderer):
+            before = max(t.get_window_extent(renderer).height for t in ax.get_xticklabels())
+            for lab in ax.get_xticklabels():
+                lab.set_rotation(90)
+                lab.set_horizontalalignment("center")
+            turned.append((ax, before))
+    if not turned:
+        return 0.0
+    renderer = _renderer(fig)
+    grow = max(max(t.get_window_extent(renderer).height for t in ax.get_xticklabels()) - before
+               for ax, before in turned)
+    return max(grow, 0.0) / fig.dpi
+
+
 def thin_tick_labels(fig, renderer=None) -> None:
     """Blank a major tick label that would overlap the last one kept on its axis (log axes with
     ticks at 100, 200, ... read "100200" otherwise).  The axis' formatter is wrapped, so the labels
@@ -86,6 +121,8 @@ def thin_tick_labels(fig, renderer=None) -> None:
         if not ax.get_visible():
             continue
         for axis in (ax.xaxis, ax.yaxis):
+            if _named(axis):     # names are data: never blanked (upright_categories turns them instead)
+                continue
             kept, hidden = None, set()
             lo, hi = sorted(axis.get_view_interval())
             for tick in axis.get_major_ticks():

@@ -351,7 +351,7 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     """Title on top, footer at the bottom, tight layout in between; then made legible at a page's
     width (:mod:`.legibility`): mathtext labels, no text under the printed minimum, a legend that
     would cover data moved beside the panels, overlapping tick labels thinned."""
-    from .legibility import legends_over_data, prettify, thin_tick_labels
+    from .legibility import legends_over_data, prettify, thin_tick_labels, upright_categories
 
     w, h = fig.get_size_inches()
     title = spec.get("title") or kind.replace("_", " ")
@@ -375,6 +375,11 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
         fig._eb_outside_legend = (handles, labels, ncol)
         _layout(fig, h)
         _raise_small_text(fig, h)
+    grow = upright_categories(fig)  # named categories keep every name: vertical rather than thinned
+    if grow:
+        h += grow
+        fig.set_size_inches(w, h)
+        _layout(fig, h)
     thin_tick_labels(fig)
 
 
