@@ -188,6 +188,18 @@ def figure_targets(scale, ids):
 REPORTING = any(a.split("=")[0] in ("--report", "--reporter") for a in sys.argv[1:])
 
 
+def record_claims_rst(w) -> str:
+    """The claims of a figure's record (figures/<scale>/records/<id>.json) as the reST of its
+    HTML-report caption; "" when it has no record yet."""
+    fid = f"{w.paper}-{w.fig}"
+    path = paths.record_file(w.scale, fid)
+    if not os.path.exists(path):
+        return ""
+    from ensemble_bandits.report import claims_rst, read_record
+
+    return claims_rst(fid, read_record(path)["claims"])
+
+
 def built_only(scale, ids):
     """Ids whose figure files exist at ``scale`` (for --report), with a note of what is left out."""
     built = [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]
@@ -260,8 +272,9 @@ def requested_figures():
 
 def announce_cost():
     """Once, while the DAG is built: when the simulations the requested targets still need are
-    estimated above costs.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count."""
-    if _COST_NOTICE:
+    estimated above costs.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count (not for
+    --report, which runs nothing)."""
+    if _COST_NOTICE or REPORTING:
         return
     _COST_NOTICE.append(True)
     figs = [figure(scale, fid) for scale, fid in requested_figures()]
