@@ -23,7 +23,7 @@ FAMILIES = {
     "UCB": (_CB[2], "-"),
     "perturbed history": (_CB[3], "-"),
     "greedy": (_CB[4], "-"),
-    "follow the perturbed leader": (_CB[5], "-"),
+    "follow the perturbed leader": ("#7570b3", "-"),   # slate blue: the palette's brown is too near a dark orange
     "Ensemble+": (_CB[6], "-"),
     "ensemble sampling": (_CB[7], "--"),
     "ensemble sampling, doubling trick": (_CB[9], ":"),
