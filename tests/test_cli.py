@@ -194,3 +194,19 @@ def test_progress_counts_the_run_files_done_and_shows_running_jobs(tmp_path, con
     row = next(ln for ln in res.stdout.splitlines() if ln.startswith("phe-fig1"))
     assert row.split()[1:] == [str(len(runs)), f"{100 * (len(runs) // 2) / len(runs):.0f}%"]
     assert "abc-0-2: seeds 0-1: round 30/300, 4 s elapsed" in res.stdout and "def-0-2" not in res.stdout
+
+
+def test_publish_checks_each_file_and_carries_a_tables_copies(tmp_path):
+    """`cli publish`: a staged PDF goes into place with its table's markdown and LaTeX copies; a
+    file that is not what its name says is refused and nothing is copied."""
+    staged, out = tmp_path / "staged", tmp_path / "figures"
+    staged.mkdir()
+    (staged / "t.pdf").write_bytes(b"%PDF-1.4 x")
+    (staged / "t.md").write_text("| a |\n|---|\n| 1 |\n")
+    (staged / "t.tex").write_text("\\begin{table}\n\\begin{tabular}{l}\na \\\\\n\\end{tabular}\n\\end{table}\n")
+    res = _cli("publish", "--staged", str(staged / "t.pdf"), "--out", str(out / "t.pdf"), cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert {p.name for p in out.iterdir()} == {"t.pdf", "t.md", "t.tex"}
+    (staged / "u.pdf").write_bytes(b"not a pdf")
+    bad = _cli("publish", "--staged", str(staged / "u.pdf"), "--out", str(out / "u.pdf"), cwd=ROOT)
+    assert bad.returncode != 0 and "is not a .pdf file" in bad.stderr and not (out / "u.pdf").exists()

@@ -87,6 +87,8 @@ def test_render_demo(kind, tmp_path):
         assert md == tmp_path / "table.md"
         text = md.read_text()
         assert "| algorithm" in text and "\\|X\\|" in text
+        tex = Path(written["tex"]).read_text()          # and as LaTeX, captioned and labelled
+        assert "\\begin{tabular}" in tex and "\\label{tab:" in tex and "algorithm" in tex
 
 
 def test_render_from_files(tmp_path):

@@ -237,6 +237,9 @@ def _check_published(staged: str, out: str) -> str:
         if out.endswith(".md") and data.strip():
             data.decode("utf-8")
             return "markdown"
+        if out.endswith(".tex") and b"\\begin{tabular}" in data:
+            data.decode("utf-8")
+            return "LaTeX"
     except (OSError, ValueError) as err:
         raise SystemExit(f"publish: {staged} cannot be published as {out}: {err}") from None
     magic = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
@@ -248,7 +251,7 @@ def _check_published(staged: str, out: str) -> str:
 
 def cmd_publish(args):
     """Copy files a job staged under results/<scale>/published/ into place under figures/<scale>/,
-    each checked to be what its name says; a table's markdown copy beside its PDF goes along."""
+    each checked to be what its name says; a table's markdown and LaTeX copies beside its PDF go along."""
     import shutil
 
     from .atomic import atomic_write
@@ -257,9 +260,10 @@ def cmd_publish(args):
         raise SystemExit(f"publish: {len(args.staged)} staged files but {len(args.out)} outputs")
     pairs = list(zip(args.staged, args.out))
     for staged, out in list(pairs):
-        md = os.path.splitext(staged)[0] + ".md"
-        if staged.endswith(".pdf") and os.path.exists(md):
-            pairs.append((md, os.path.splitext(out)[0] + ".md"))
+        for ext in (".md", ".tex"):          # a table's copies beside its PDF
+            copy = os.path.splitext(staged)[0] + ext
+            if staged.endswith(".pdf") and os.path.exists(copy):
+                pairs.append((copy, os.path.splitext(out)[0] + ext))
     for staged, out in pairs:
         what = _check_published(staged, out)
         atomic_write(out, lambda tmp, src=staged: shutil.copyfile(src, tmp))

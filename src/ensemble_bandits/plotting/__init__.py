@@ -56,7 +56,7 @@ from .style import (  # noqa: E402
     save_figure,
 )
 from .legibility import figure_problems  # noqa: E402
-from .table import write_markdown  # noqa: E402
+from .table import write_latex, write_markdown  # noqa: E402
 
 __all__ = [
     "BANDS", "DPI", "KINDS", "LINESTYLES", "MARKERS", "PANEL_H", "PANEL_W", "SIMULATION_KINDS", "band",
@@ -105,8 +105,9 @@ def render(kind: str, table=None, spec=None, out_pdf=None, out_png=None) -> dict
     """Draw ``kind`` from ``table`` and ``spec`` and write out_pdf / out_png (atomically).
 
     table: parquet/csv path, DataFrame or None; spec: JSON path, dict or None.  With both None
-    the demo of the kind is drawn.  Returns {"pdf": path, "png": path[, "md": path]} of what was
-    written (the ``table`` kind also writes a markdown file next to out_pdf, suffix ``.md``).
+    the demo of the kind is drawn.  Returns {"pdf": path, "png": path[, "md": path, "tex": path]}:
+    what was written (the ``table`` kind also writes markdown and LaTeX copies next to out_pdf,
+    suffixes ``.md`` and ``.tex``).
     """
     _check_kind(kind)
     df, sp = load_table(table), load_spec(spec)
@@ -136,4 +137,5 @@ def render(kind: str, table=None, spec=None, out_pdf=None, out_png=None) -> dict
     if md_df is not None:
         anchor = out_pdf if not is_none(out_pdf) else out_png
         written["md"] = write_markdown(md_df, sp, Path(anchor).with_suffix(".md"))
+        written["tex"] = write_latex(md_df, sp, Path(anchor).with_suffix(".tex"))
     return written

@@ -154,3 +154,11 @@ def write_markdown(md_df, spec, path):
     if spec.get("caption"):
         parts.append(f"\n_{spec['caption']}_")
     return write_text_atomic("\n".join(parts) + "\n", path)
+
+
+def write_latex(md_df, spec, path):
+    """The table as a LaTeX ``table`` float (booktabs rules; \\usepackage{booktabs}), captioned with
+    the entry's title and labelled ``tab:<id>``."""
+    tex = md_df.to_latex(index=False, escape=True, caption=spec.get("title") or None,
+                         label=f"tab:{spec['id']}" if spec.get("id") else None)
+    return write_text_atomic(tex, path)
