@@ -77,10 +77,16 @@ def raise_small_text(fig, renderer=None) -> bool:
     return changed
 
 
-def _overlapping(axis, renderer) -> bool:
+def _shown_ticks(axis, renderer):
+    """(tick, label box) of the major ticks of ``axis`` whose label is drawn: visible, not blank,
+    inside the view."""
     lo, hi = sorted(axis.get_view_interval())
-    boxes = [t.label1.get_window_extent(renderer) for t in axis.get_major_ticks()
-             if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi]
+    return [(t, t.label1.get_window_extent(renderer)) for t in axis.get_major_ticks()
+            if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi]
+
+
+def _overlapping(axis, renderer) -> bool:
+    boxes = [box for _t, box in _shown_ticks(axis, renderer)]
     return any(a.padded(_PAD_PX).overlaps(b) for a, b in zip(boxes, boxes[1:]))
 
 
@@ -124,12 +130,7 @@ def thin_tick_labels(fig, renderer=None) -> None:
             if _named(axis):     # names are data: never blanked (upright_categories turns them instead)
                 continue
             kept, hidden = None, set()
-            lo, hi = sorted(axis.get_view_interval())
-            for tick in axis.get_major_ticks():
-                lab = tick.label1
-                if not (lab.get_visible() and lab.get_text().strip()) or not lo <= tick.get_loc() <= hi:
-                    continue
-                box = lab.get_window_extent(renderer)
+            for tick, box in _shown_ticks(axis, renderer):
                 if kept is not None and kept.padded(_PAD_PX).overlaps(box):
                     hidden.add(round(float(tick.get_loc()), 12))
                     continue
@@ -197,13 +198,11 @@ def figure_problems(fig) -> list[str]:
         if not ax.get_visible():
             continue
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            lo, hi = sorted(axis.get_view_interval())
-            boxes = [(t.label1, t.label1.get_window_extent(renderer)) for t in axis.get_major_ticks()
-                     if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi]
-            for (a, ba), (b, bb) in zip(boxes, boxes[1:]):
+            shown = _shown_ticks(axis, renderer)
+            for (a, ba), (b, bb) in zip(shown, shown[1:]):
                 if ba.overlaps(bb):
-                    problems.append(f"panel {ax.get_title()!r}: {name} tick labels {a.get_text()!r} and "
-                                    f"{b.get_text()!r} overlap")
+                    problems.append(f"panel {ax.get_title()!r}: {name} tick labels {a.label1.get_text()!r} and "
+                                    f"{b.label1.get_text()!r} overlap")
     for ax, _leg in legends_over_data(fig, renderer):
         problems.append(f"panel {ax.get_title()!r}: the legend covers data")
     return problems

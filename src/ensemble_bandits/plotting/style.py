@@ -218,8 +218,8 @@ def comparison_styles(curves, spec: dict) -> dict:
 def sweep_palette(n: int):
     """Ordered colours for the values of a swept parameter (viridis without its pale yellow end, so
     no value looks like a method's colour)."""
-    return sns.color_palette("viridis", as_cmap=True)(np.linspace(0.0, 0.82, max(n, 1)))[:, :3].tolist() \
-        if n > 1 else [sns.color_palette("viridis", as_cmap=True)(0.35)[:3]]
+    cmap = sns.color_palette("viridis", as_cmap=True)
+    return [tuple(cmap(x)[:3]) for x in (np.linspace(0.0, 0.82, n) if n > 1 else [0.35])]
 
 
 def _curve_attr(df: pd.DataFrame, col: str) -> dict:
