@@ -43,7 +43,7 @@ class RegistryError(ValueError):
     """A registry or config problem, with the figure id and key in the message."""
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):   # libyaml's parser when built
     """yaml.SafeLoader that refuses a mapping key given twice (plain PyYAML silently keeps the
     last one, so a figure id or a `seeds:` written twice would quietly replace the first)."""
 
@@ -104,6 +104,9 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
     if not Path(schema_path).exists():
         raise RegistryError(f"registry schema not found at {schema_path}")
     schema = load_yaml(schema_path)
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)                  # once: jsonschema.validate checks it per call
+    validator = validator_class(schema)
     registry = {}
     for path in sorted(Path(config_dir, "figures").glob("*.yaml")):
         document = load_yaml(path)
@@ -114,9 +117,8 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
             check_figure_id(fid, path)
             if fid in registry:
                 raise RegistryError(f"figure id {fid!r} defined twice (second time in {path})")
-            try:
-                jsonschema.validate(entry, schema)
-            except jsonschema.ValidationError as err:
+            err = jsonschema.exceptions.best_match(validator.iter_errors(entry))   # as jsonschema.validate
+            if err is not None:
                 where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
                 raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
             check_readings(fid, entry, path)

@@ -83,12 +83,19 @@ def figure(scale, fid):
     return _RESOLVED[scale, fid]
 
 
+_CELLS = {}
+
+
 def cell(scale, key):
-    for fid in ALL_IDS:
-        for s in figure(scale, fid)["series"]:
-            if s["key"] == key:
-                return s["cell"]
-    raise WorkflowError(f"no registered cell has key {key} at scale {scale}")
+    """The cell spec of run key ``key`` at ``scale`` (every figure's cells, indexed once per scale)."""
+    if scale not in _CELLS:
+        _CELLS[scale] = {}
+        for fid in ALL_IDS:
+            for s in figure(scale, fid)["series"]:
+                _CELLS[scale].setdefault(s["key"], s["cell"])
+    if key not in _CELLS[scale]:
+        raise WorkflowError(f"no registered cell has key {key} at scale {scale}")
+    return _CELLS[scale][key]
 
 
 def fid_of(w):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.stats import ks_2samp, mannwhitneyu
 
 from .. import stats
 from ..stats import final_rows, paired
@@ -169,6 +168,8 @@ def same_distribution(table, a, b, rel_tol=0.05, panels=None):
     """Final regrets of ``a`` and ``b`` have the same distribution: the mean paired difference is
     equivalent to 0 within +-rel_tol x mean(b) (TOST), and neither Mann-Whitney nor
     Kolmogorov-Smirnov tells them apart (a rejection is evidence against; their silence is none)."""
+    from scipy.stats import ks_2samp, mannwhitneyu    # here, not at import: scipy.stats takes 1.4 s
+
     curves_exist(table, [a, b])
     comparisons, texts = [], []
     for p in panels_of(table, panels):

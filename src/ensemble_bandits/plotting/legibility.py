@@ -19,7 +19,8 @@ _PAD_PX = 1.0
 
 
 def _renderer(fig):
-    fig.canvas.draw()
+    """The figure's renderer after a layout pass (ticks, text positions) that paints nothing."""
+    fig.draw_without_rendering()
     return fig.canvas.get_renderer()
 
 
