@@ -15,8 +15,10 @@ configfile: "config/config.yaml"
 
 
 # Typos fail here, naming the cause: a key given twice in a config file (config/config.yaml and
-# any --configfile), and a config key the schema does not know (e.g. --config scal=smoke).
+# any --configfile) or after --config (e.g. --config scale=smoke scale=paper: Snakemake keeps the
+# last), and a config key the schema does not know (e.g. --config scal=smoke).
 try:
+    validation.check_config_args(workflow.config_settings.config_args)
     validation.check_config(config, workflow.configfiles, "workflow/schemas/config.schema.yaml")
 except registry.RegistryError as err:
     raise WorkflowError(str(err))

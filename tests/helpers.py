@@ -37,7 +37,7 @@ def copy_project(dst: Path) -> Path:
     ``data_dir`` resolves against the copy's root).  Covertype, not shipped, is left out even when
     it was fetched into the checkout."""
     dst.mkdir(parents=True, exist_ok=True)
-    for item in ("Snakefile", "config", "workflow", "notebooks", "resources"):
+    for item in ("Snakefile", "config", "workflow", "profiles", "notebooks", "resources"):
         src = ROOT / item
         if src.is_dir():
             shutil.copytree(src, dst / item, ignore=shutil.ignore_patterns("covertype", "__pycache__"))

@@ -125,8 +125,8 @@ def test_kill_and_resume(tmp_path):
                                                        # "Directory cannot be locked ... --unlock"
         snakemake --cores 2 <targets> --config ...     # resumes; finished run files are kept
 
-    No flag beyond those: the workflow's default profile (workflow/profiles/default, which Snakemake
-    reads by itself) sets ``rerun-incomplete``, so a job killed after renaming its run file into
+    No flag beyond those: the workflow profile Snakemake reads by itself (profiles/default; a copy of
+    the project has it) sets ``rerun-incomplete``, so a job killed after renaming its run file into
     place but before exiting is rerun rather than stopping the resume; and a simulation job writes
     its run file through a temp file and a rename, so no half-written file carries the final name.
     This test runs exactly the two commands above.

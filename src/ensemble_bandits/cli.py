@@ -288,15 +288,24 @@ def cmd_claims(args):
 
 def cmd_report(args):
     from .atomic import write_text_atomic
-    from .report import read_record, report_markdown
+    from .report import read_record, report_markdown, with_registry_notes
 
+    entries = registry.load_registry(args.config_dir, args.schema)
+    unknown = [fid for fid in [*args.ids, *(args.skipped or [])] if fid not in entries]
+    if unknown:      # a typo, not a damaged record: say so, and what the ids are
+        raise SystemExit(f"report: unknown figure id(s) {unknown}; known ids: {', '.join(sorted(entries))}")
+    for fid in args.ids:
+        path = paths.record_file(args.scale, fid)
+        if not os.path.exists(path):
+            committed = f", or restore the committed one: git checkout -- {path}" if args.scale == "paper" else ""
+            raise SystemExit(f"report: {fid} has no record at scale {args.scale} ({path}): build its figure first "
+                             f"(snakemake --cores 2 figures/{args.scale}/{fid}.pdf --config scale={args.scale})"
+                             f"{committed}")
     try:
         figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
     except ValueError as err:
         raise SystemExit(f"report: {err}")
-    from .report import with_registry_notes
-
-    figures = with_registry_notes(figures, registry.load_registry(args.config_dir, args.schema))
+    figures = with_registry_notes(figures, entries)
     archived = None
     if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
         archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}

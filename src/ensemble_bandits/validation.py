@@ -1,6 +1,7 @@
 """Checks of the configuration and of resolved figures, made before any job runs: config keys and
-duplicate keys (typos), each cell's agent, environment, distributions and hyper-parameter names,
-the datasets a figure names, the curves its claims name, and GPU requests.
+duplicate keys (typos; also a key given twice after ``--config``), each cell's agent, environment,
+distributions and hyper-parameter names, the datasets a figure names, the panels a curve is
+restricted to, the curves its claims name, and GPU requests.
 
 Kept apart from :mod:`registry` (pure YAML -> figures -> cells -> jobs), because these checks need
 the library's classes and the claim checks.
@@ -28,10 +29,28 @@ def check_config(config: dict, files=(), schema_path="workflow/schemas/config.sc
         raise RegistryError(f"unknown config key(s) {unknown}{hint}; known keys: {', '.join(known)}")
 
 
+def check_config_args(entries) -> None:
+    """The ``--config`` entries as typed (``key=value`` words): a key given twice is an error naming it
+    and both values (Snakemake keeps the last one without a word, so ``--config scale=smoke
+    scale=paper`` would silently plan a paper-scale run)."""
+    if not isinstance(entries, (list, tuple)):
+        return
+    seen = {}
+    for word in entries:
+        key, sep, value = str(word).partition("=")
+        if not sep:
+            continue
+        if key in seen:
+            raise RegistryError(f"config key {key!r} given twice after --config ({key}={seen[key]} and "
+                                f"{key}={value}); give it once (Snakemake would keep the last without a word)")
+        seen[key] = value
+
+
 def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     """Names in a resolved figure, checked before any job runs: each cell's agent, environment,
-    distributions and hyper-parameter keys, and the curves and panels its claims name (at paper
-    scale).  Raises RegistryError naming the figure, the curve and the cause."""
+    distributions and hyper-parameter keys, the panels a curve is restricted to, and the curves and
+    panels its claims name (at paper scale).  Raises RegistryError naming the figure, the curve and
+    the cause."""
     from .data import DataError, check_names
     from .runner import check_cell
 
@@ -68,10 +87,22 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
         if unlisted:
             raise RegistryError(f"figure {fig['id']!r}, panel {s['panel']!r}: its environment reads dataset(s) "
                                 f"{', '.join(unlisted)}; list them under data: (or optional_data:) of the entry")
+    paper = None
+    restricted = [c for c in entry.get("curves", []) if c.get("panels")]
+    if restricted:
+        # a curve shown on some panels only (``panels:``) names panels the figure has, at this
+        # scale or at paper scale (a scale override may drop panels): a typo would drop the curve
+        paper = resolve(entry, "paper", defaults)
+        known = set(fig["panels"]) | set(paper["panels"])
+        for c in restricted:
+            unknown = [p for p in c["panels"] if p not in known and "{" not in str(p)]
+            if unknown:
+                raise RegistryError(f"figure {fig['id']!r}, curve {c.get('label')!r} is restricted to panel(s) "
+                                    f"{unknown} that the figure does not have; panels: {paper['panels']}")
     if entry.get("claims"):
         from .claims import validate_names
 
-        paper = resolve(entry, "paper", defaults)
+        paper = paper or resolve(entry, "paper", defaults)
         try:
             validate_names(entry, paper["curves"] + list(paper.get("pending_curves", {})), paper["panels"])
         except ValueError as err:
