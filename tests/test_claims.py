@@ -185,6 +185,31 @@ def _fraction_at_least(status):
     return pd.DataFrame(rows), {"column": "frac", "threshold": 0.04, "curves": ["ES"]}
 
 
+def _final_level(status):
+    """A ratio at the last checkpoint above 1 (reproduced), below it (failed), across it with 3 noisy seeds;
+    at t = T/2 it says the opposite, so the check must read the last checkpoint."""
+    level, sd, n = {REPRODUCED: (3.0, 0.1, 5), FAILED: (0.5, 0.1, 5), INCONCLUSIVE: (1.2, 1.0, 3)}[status]
+    rows = [{"panel": "P", "curve": "A", "seed": s, "t": t, "regret": float(t),
+             "ratio": (level if t == T else 2.0 - level) + e}
+            for s, e in zip(range(n), noise(9, n, sd)) for t in (T // 2, T)]
+    return pd.DataFrame(rows), {"column": "ratio", "threshold": 1.0, "relation": "above", "curves": ["A"]}
+
+
+def _falls_before_bend(status):
+    """Per-round regret 1 until round t_b, then 0.1; the ratio 5 until round t_c, then 0.5 (t_c and t_b
+    jittered per seed): t_c < t_b (reproduced), t_c > t_b (failed), no bend by T = 1000 (inconclusive)."""
+    t_c, t_b = {REPRODUCED: (200, 400), FAILED: (600, 300), INCONCLUSIVE: (200, 5000)}[status]
+    ts = np.unique(np.concatenate([np.arange(10, 1001, 10), np.geomspace(1, 1000, 20).round()])).astype(int)
+    rows = []
+    for s in range(5):
+        cb, cc = t_b + 7 * s, t_c + 5 * s
+        for t in ts:
+            regret = min(t, cb) + 0.1 * max(t - cb, 0)
+            rows.append({"panel": "P", "curve": "A", "seed": s, "t": t, "regret": float(regret),
+                         "ratio": 5.0 if t < cc else 0.5})
+    return pd.DataFrame(rows), {"column": "ratio", "threshold": 1.0, "curve": "A", "t_min": 20}
+
+
 def _coupled_identical(status):
     first = [T + 1, T + 1, 37, T + 1]                      # seed 2 diverges ...
     tie = [False, False, status == REPRODUCED, False]      # ... at a near-tie (fine) or not (failure)
@@ -288,6 +313,8 @@ CASES = {
     "slope_at_most": (_slope_at_most, ALL),
     "slope_at_least": (_slope_at_least, ALL),
     "fraction_at_least": (_fraction_at_least, ALL),
+    "final_level": (_final_level, ALL),
+    "falls_before_bend": (_falls_before_bend, ALL),
     "linear_fit": (_linear_fit, ALL),
     "interval_below": (_interval_below, ALL),
     "coupled_identical": (_coupled_identical, EXACT),
@@ -316,6 +343,19 @@ def test_check_outcome(name, status):
     assert isinstance(result, Verdict)
     if CASES[name][1] == ALL and name not in ("linear_fit", "interval_below"):
         assert result.comparisons, "a statistical check hands its comparisons to the claim's decision"
+
+
+def test_falls_before_bend_needs_every_resample_and_a_checkpoint_past_t_min():
+    table, kwargs = _falls_before_bend(REPRODUCED)
+    # seed 4 falls below only after its regret bends: 1 seed of 5 against keeps it undecided
+    late = (table["seed"] == 4) & (table["t"] < 700)
+    odd = table.assign(ratio=np.where(late, 5.0, table["ratio"]))
+    assert claims.falls_before_bend(odd, **kwargs)[0] == INCONCLUSIVE
+    assert claims.falls_before_bend(table[table["seed"] < 4], **kwargs)[0] == REPRODUCED
+    status, numbers = claims.falls_before_bend(table, **{**kwargs, "t_min": 5000})
+    assert status == INCONCLUSIVE and "no checkpoint" in numbers
+    with pytest.raises(ClaimError):
+        claims.final_level(*_final_level(REPRODUCED)[:1], column="ratio", threshold=1.0, relation="over", curves=["A"])
 
 
 # ---------------------------------------------------------------------------------------

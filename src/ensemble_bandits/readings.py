@@ -66,8 +66,12 @@ def group_for(reading: dict, panel: str, curve: str):
 
 
 def reading_series(entry: dict, series: list, key_of) -> list:
-    """The series the entry's readings add to the primary ``series`` (``key_of(cell)``: a cell's key)."""
+    """The series the entry's readings add to the primary ``series`` (``key_of(cell)``: a cell's key).
+    Where the plot draws a line per value of a grid variable (``plot: {hue: <var>}``, e.g. epp-fig10's
+    method), a reading's series takes that value labelled like its curve ("Ensemble++ [authors' code]"):
+    its own line, not pooled with the primary's seeds at the same x."""
     out = []
+    hue = (entry.get("plot") or {}).get("hue")
     for name, r in readings_of(entry).items():
         for s in series:
             g = group_for(r, s["panel"], s["curve"])
@@ -76,8 +80,12 @@ def reading_series(entry: dict, series: list, key_of) -> list:
             cell = copy.deepcopy(s["cell"])
             cell["agent"] = {**cell["agent"], **(g.get("agent") or {})}
             cell["env"] = {**cell["env"], **(g.get("env") or {})}
-            out.append({**s, "curve": curve_label(s["curve"], r, name), "cell": cell, "key": key_of(cell),
-                        "reading": name, "base_curve": s["curve"]})
+            svars = dict(s["vars"])
+            if hue in svars:
+                value = svars[hue] if isinstance(svars[hue], str) else f"{hue} = {svars[hue]}"
+                svars[hue] = curve_label(value, r, name)
+            out.append({**s, "curve": curve_label(s["curve"], r, name), "vars": svars, "cell": cell,
+                        "key": key_of(cell), "reading": name, "base_curve": s["curve"]})
     return out
 
 

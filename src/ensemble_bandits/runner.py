@@ -59,6 +59,11 @@ def _checked(kind: str, registry: dict, spec: dict, n_args: int):
             check_value(f"{kind} {name!r}", key, value, 0.0, ranges.get(key))
         else:
             check_value(f"{kind} {name!r}", key, value, params[key].default, ranges.get(key))
+    choices = getattr(cls, "choice_params", {})     # {key: the names it takes}, e.g. rank_by: prob, logit
+    for key, value in spec.items():
+        if key in choices and value not in choices[key]:
+            raise ValueError(f"{kind} {name!r}: hyper-parameter {key} = {value!r} is not allowed: one of "
+                             f"{', '.join(map(str, choices[key]))}")
     dist.check_spec(cls, spec)          # e.g. binomial_n given with a family other than binomial
     return cls, spec
 

@@ -133,6 +133,9 @@ class NeuralAgent(AgentClass):
     uses_accelerator = True
     action_spaces: tuple[str, ...] = ("finite", "contexts")
     buffer_family: str | None = None          # perturbation family stored with each datum (None: none)
+    # the names a text hyper-parameter takes, checked while the job graph is built (runner._checked):
+    # a registry typo (or a code-faithful variant misspelt) fails before any job runs
+    choice_params = {"loss": tuple(LOSSES), "rank_by": RANK_BY, "backbone": ("mlp", "gpt")}
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
@@ -446,6 +449,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
 
     name = "ensemble_pp_neural"
     distribution_params = {"reference": "vector", "update": "vector", "perturbation": "vector"}
+    choice_params = {**NeuralAgent.choice_params, "prior_init": PRIOR_INITS}
 
     @classmethod
     def param_count(cls, spec: dict, d: int) -> int:
@@ -478,7 +482,8 @@ class EnsemblePlusPlusNeural(NeuralAgent):
                  update_start: int = 128, update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01,
                  prior_scale: float = 0.1, posterior_scale: float = 0.1, rank_by: str = "prob",
                  dtype: str = "float32", device: str = "cpu", prior_init: str = "sphere_rows", init_blocks: int = 1,
-                 backbone: str = "mlp", finetune: bool = True):
+                 backbone: str = "mlp", finetune: bool = True,
+                 diagnostics: bool = False):
         for fam in (reference, update, perturbation):
             dist.check_name(fam, dist.VECTOR_FAMILIES)
         if prior_init not in PRIOR_INITS:
@@ -507,6 +512,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         fixed = enumerated(update, M)
         self.fixed_xi = None if fixed is None else self.tensor(fixed)
         self.make_optimizer()
+        self.diagnostics = probe_flag(self, diagnostics)
 
     def trainable(self):
         return self.trunk + self.base + [self.W]
@@ -530,6 +536,29 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         U = torch.bmm(h.detach(), head.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
         return base[..., None] + matmul(U, xi.transpose(-1, -2))  # (B, n, C, k); xi (B, n, k, M) or shared (k, M)
 
+    def probe_indices(self, rng, n):
+        """The probe's fixed index set (n, M): n vectors of the acting (reference) family from ``rng``."""
+        return probe_vectors(self.ref, rng, self.M, n)
+
+    def probe_terms(self, x, xi):
+        """The terms of f(x, xi) = mean + index + prior at a shared index set xi (k, M), for the runner's
+        probe (:func:`ensemble_bandits.probes.neural_terms`): the trunk's features h (B, n, D), the mean
+        b^T h(x) (B, n, C), the learned index term posterior_scale h^T W xi and the prior term
+        prior_scale h^T P0 xi (B, n, C, k)."""
+        torch = self.torch
+        B, n = x.shape[0], x.shape[1]
+        h = self.run_trunk(self.trunk, x)
+        mean = linear(h, self.base[0])
+        if len(self.base) > 1:
+            mean = mean + self.base[1].unsqueeze(1)
+
+        def term(A):                                                                # A (B, D, C, M)
+            U = torch.bmm(h, A.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
+            return matmul(U, xi.transpose(-1, -2))
+
+        return {"h": h, "mean": mean, "index": term(self.post_scale * self.W),
+                "prior": term(self.prior_scale * self.P0)}
+
 
 class GreedyNeural(NeuralAgent):
     """Greedy (spec §2.9, A26): the Ensemble++ trunk and base head only (Ensemble++ with zeta = 0 and no
@@ -540,6 +569,7 @@ class GreedyNeural(NeuralAgent):
 
     name = "greedy_neural"
     trainable_tensors = 5
+    choice_params = {**NeuralAgent.choice_params, "base_init": ("default", "xavier")}
 
     @classmethod
     def param_count(cls, spec, d):
@@ -585,13 +615,15 @@ class IndexedHeadsNeural(NeuralAgent):
                  batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,
                  update_freq: int = 1, buffer_size: int = 10_000, noise_scale: float = 0.01, prior_scale: float = 0.1,
                  posterior_scale: float = 0.1, rank_by: str = "prob", dtype: str = "float32", device: str = "cpu",
-                 init_blocks: int = 1):
+                 init_blocks: int = 1,
+                 diagnostics: bool = False):
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
                          buffer_size=buffer_size, noise_scale=noise_scale, prior_scale=prior_scale,
                          posterior_scale=posterior_scale, rank_by=rank_by, dtype=dtype, device=device, M=M,
                          init_blocks=init_blocks)
         self.build()
+        self.diagnostics = probe_flag(self, diagnostics)
 
     def build(self):
         raise NotImplementedError
@@ -658,6 +690,27 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
             prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
         out = self.post_scale * out + self.prior_scale * prior                    # (B, n, M, C)
         return matmul(out.transpose(2, 3), xi.transpose(-1, -2))                     # (B, n, C, k)
+
+    def probe_indices(self, rng, n):
+        """The probe's index set: every head, the M basis vectors (the acting index is one of them)."""
+        return np.eye(self.M)
+
+    def probe_terms(self, x, xi):
+        """The terms of head m's output f(x, e_m) = mean + index + prior (:meth:`EnsemblePlusPlusNeural.probe_terms`)
+        at a shared index set xi (k, M) of heads: h the trainable trunk's features, the mean = the
+        ensemble's mean posterior part posterior_scale mean_m (head_m(h) + bias_m), the learned index
+        term = head m's posterior part minus that mean, the prior term prior_scale priorhead_m(h0(x))."""
+        torch = self.torch
+        B, n, D, M, C = x.shape[0], x.shape[1], self.D, self.M, self.C
+        h = self.run_trunk(self.trunk, x)
+        q = torch.bmm(h, self.heads.reshape(B, D, M * C)).reshape(B, n, M, C) + self.head_bias.unsqueeze(1)
+        q = self.post_scale * q                                                      # (B, n, M, C)
+        mean = q.mean(dim=2)
+        h0 = self.run_trunk(self.prior_trunk, x)
+        prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
+        xt = xi.transpose(-1, -2)
+        return {"h": h, "mean": mean, "index": matmul((q - mean[:, :, None]).transpose(2, 3), xt),
+                "prior": matmul((self.prior_scale * prior).transpose(2, 3), xt)}
 
 
 class EpiNetNeural(IndexedHeadsNeural):
@@ -746,6 +799,27 @@ class EpiNetNeural(IndexedHeadsNeural):
         out = base[:, :, None, :] + self.post_scale * epi + self.prior_scale * prior
         return out.transpose(2, 3)                                                                  # (B, n, C, k)
 
+    def probe_indices(self, rng, n):
+        """The probe's fixed index set (n, M): n Gaussian index vectors (the acting family) from ``rng``."""
+        return probe_vectors("gaussian", rng, self.M, n)
+
+    def probe_terms(self, x, xi):
+        """The terms of f(x, z) = mean + index + prior (:meth:`EnsemblePlusPlusNeural.probe_terms`) at a
+        shared index set xi (k, M): h the trunk's features, the mean = the base head (f at z = 0), the
+        prior term prior_scale sum_m z_m prior_m(x), the learned index term posterior_scale epinet(x, h, z)
+        z = f - mean - prior."""
+        torch = self.torch
+        B, n, k, M = x.shape[0], x.shape[1], xi.shape[0], self.M
+        h = self.run_trunk(self.trunk, x)
+        mean = linear(h, self.base[0], self.base[1])                                              # (B, n, C)
+        P1, P2, P3 = self.prior
+        p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
+        p = (p.unsqueeze(3) * P2.unsqueeze(1)).sum(-1).relu()
+        p = (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)                                            # (B, n, M, C)
+        prior = self.prior_scale * matmul(p.transpose(2, 3), xi.transpose(-1, -2))               # (B, n, C, k)
+        f = self.predict(x, xi.expand(B, n, k, M))
+        return {"h": h, "mean": mean, "index": f - mean[..., None] - prior, "prior": prior}
+
 
 class LMCTSNeural(NeuralAgent):
     """LMC-TS (Xu et al. 2022; spec §2.10, A27): after every round (every ``reduce`` rounds), ``num_iter``
@@ -769,6 +843,7 @@ class LMCTSNeural(NeuralAgent):
     name = "lmcts"
     revision = 1                # 1: the official final Langevin step (variant "final"; was "sqrt_k")
     VARIANTS = ("final", "sqrt_k")
+    choice_params = {**NeuralAgent.choice_params, "variant": VARIANTS, "activation": ("relu", "leaky_relu")}
     # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
     # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
     batch_invariant = False
@@ -880,3 +955,30 @@ class LMCTSNeural(NeuralAgent):
                     if self.wd:
                         delta.add_(p, alpha=-2.0 * self.wd)
                     p.add_(delta)
+
+
+# ---- the runner's probe of the prediction's terms (probes.neural_terms; ``diagnostics: true``) ---------
+
+class _ProbeDraws:
+    """A stand-in block stream serving ``rows`` rows of draws from a numpy generator: the probe's fixed
+    index vectors come from a generator of its own, never from the agent's streams."""
+
+    def __init__(self, rng, kind: str, rows: int):
+        self.rng, self.kind, self.rows = rng, kind, int(rows)
+
+    def take(self, n):
+        return self.rng.standard_normal((self.rows, n)) if self.kind == "normal" else self.rng.random((self.rows, n))
+
+
+def probe_vectors(family: str, rng, M: int, n: int) -> np.ndarray:
+    """n index vectors (n, M) of the reference ``family`` drawn from the generator ``rng``."""
+    return dist.reference(family, _ProbeDraws(rng, dist.vector_kind(family), n), M)
+
+
+def probe_flag(agent, diagnostics) -> bool:
+    """``diagnostics``: whether the runner reads the agent's terms at each checkpoint
+    (:func:`ensemble_bandits.probes.neural_terms`); it does not change the algorithm.  The probe reads
+    the regression output: a ValueError for a classification loss."""
+    if diagnostics and agent.C != 1:
+        raise ValueError(f"{agent.name}: diagnostics reads the regression output (loss: mse), not loss {agent.loss!r}")
+    return bool(diagnostics)

@@ -10,7 +10,8 @@ comparison decided against it after Holm's correction over the claim's compariso
 
 - ``core``: statuses, the registry of checks, selection of rows and curves, the decision;
 - ``paired``: curve-against-curve checks across seeds (outperforms, similar, not worse, ...);
-- ``trends``: slopes, fractions over time, coupling, timing ratios, linear fits;
+- ``trends``: slopes, fractions over time, final levels, a fall before the regret bends, coupling,
+  timing ratios, linear fits;
 - ``closed_form``: checks of closed-form and static tables;
 - ``evaluate``: a registry entry's claims (premise, seed blocks, reported numbers), name checks.
 """
@@ -22,12 +23,13 @@ from .evaluate import CLAIM_LEVEL, claim_source, evaluate, validate_names
 from .paired import analogous, exceeds_by, group_outperforms, not_worse, outperforms, same_distribution, similar
 from .paired import spread_higher
 from .paired import similar_across_panels, versus_levels, within_factor, worse_by
-from .trends import coupled_identical, fraction_at_least, linear_fit, ratio_below, slope_at_least, slope_at_most
+from .trends import coupled_identical, falls_before_bend, final_level, fraction_at_least, linear_fit, ratio_below
+from .trends import slope_at_least, slope_at_most
 
 __all__ = [
     "CHECKS", "CLAIM_LEVEL", "FAILED", "INCONCLUSIVE", "REPORTED", "REPRODUCED", "ClaimError", "Comparison", "Verdict",
     "analogous", "check", "claim_source", "column_is", "combine", "coupled_identical", "decide", "decreasing",
-    "evaluate", "exceeds_by", "fraction_at_least", "group_outperforms", "insensitive", "interval_below", "isin",
+    "evaluate", "exceeds_by", "falls_before_bend", "final_level", "fraction_at_least", "group_outperforms", "insensitive", "interval_below", "isin",
     "linear_fit",
     "near_minimum", "not_worse", "outperforms", "paired_ci", "ratio_below", "same_distribution", "similar",
     "similar_across_panels", "slope_at_least",

@@ -1,8 +1,10 @@
 """Checks of how one curve behaves: log-log slopes (seed-bootstrap interval), a fraction that
-must stay above a level at every checkpoint, pathwise coupling, timing ratios and the linear fit
-of a derived table."""
+must stay above a level at every checkpoint, a column's level at the last checkpoint, a column
+that falls below a level before the regret bends, pathwise coupling, timing ratios and the linear
+fit of a derived table."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .. import stats
@@ -72,6 +74,83 @@ def fraction_at_least(table, column, threshold, curves, panels=None, t_min=1):
             lo, mean, t, n = min(lows)
             texts.append(f"[{p}] {c}: {len(lows)} checkpoints, lowest lower edge {fmt(lo)} (mean {fmt(mean)}, "
                          f"t = {t}, n = {n}) vs threshold {fmt(threshold)}")
+    return verdict(comparisons, texts)
+
+
+@check(curves=("curves",))
+def final_level(table, column, threshold, relation, curves, panels=None):
+    """The mean of ``column`` over seeds at each curve's last checkpoint is ``relation`` "above" or
+    "below" ``threshold``: the edge of its 95 % t-interval on that side of it (e.g. a probe's ratio
+    at the end of the run)."""
+    if relation not in ("above", "below"):
+        raise ClaimError(f"relation must be 'above' or 'below', got {relation!r}")
+    curves_exist(table, curves)
+    test = stats.above if relation == "above" else stats.below
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        fin = final_rows(select(table, p))
+        for c in curves:
+            loc = stats.MeanT(fin.loc[fin["curve"] == c, column])
+            lo, hi = loc.interval()
+            comparisons.append(Comparison(f"[{p}] {c}", *test(loc, threshold), n=loc.n, estimate=loc.estimate,
+                                          halfwidth=(hi - lo) / 2, bounds=(threshold,)))
+            texts.append(f"[{p}] {c}: {column} at t = {int(fin['t'].max())} mean {fmt(loc.estimate)} [{fmt(lo)}, "
+                         f"{fmt(hi)}] (n = {loc.n}) vs {relation} {fmt(threshold)}")
+    return verdict(comparisons, texts)
+
+
+def _first_t(ts, ok):
+    """The first of the rounds ``ts`` at which ``ok`` (rows: resamples) holds, inf where it never does."""
+    return np.where(ok.any(axis=1), ts[ok.argmax(axis=1)], np.inf)
+
+
+@check(curves=("curve",))
+def falls_before_bend(table, column, threshold, curve, max_slope=0.9, t_min=1, panels=None, n_boot=2000):
+    """``column`` (e.g. a probe's ratio) falls below ``threshold`` before the curve's regret bends.
+
+    On the mean over seeds at the checkpoints t >= ``t_min``: t_cross = the first at which the mean of
+    ``column`` is below ``threshold``; t_bend = the first at which the local log-log slope of mean
+    cumulative regret, log(R(t) / R(t')) / log(t / t') with t' the last checkpoint <= t/2, is at most
+    ``max_slope`` (the per-round regret over (t', t] has fallen below the earlier rate; linear regret
+    has slope 1).  Decided by a bootstrap over seeds (``n_boot`` resamples, fixed generator): for the
+    claim when t_cross < t_bend in all but 2.5 % of them, against it when t_cross >= t_bend in all but
+    2.5 %; a regret that does not bend by the last checkpoint leaves it undecided."""
+    curves_exist(table, [curve])
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        s = select(table, p, curve)
+        s = s[s["t"] >= 1]
+        R = s.pivot_table(index="seed", columns="t", values="regret")
+        V = s.pivot_table(index="seed", columns="t", values=column).reindex(index=R.index, columns=R.columns)
+        keep = R.notna().all(axis=1) & V.notna().all(axis=1)
+        R, V = R[keep], V[keep]
+        ts = R.columns.to_numpy(dtype=float)
+        n = len(R)
+        label = f"[{p}] {curve}"
+        prev = np.searchsorted(ts, ts / 2, side="right") - 1                  # t' = last checkpoint <= t/2
+        use = (ts >= t_min) & (prev >= 0)
+        if n == 0 or not use.any():
+            comparisons.append(Comparison(label, 1.0, 1.0))
+            texts.append(f"{label}: no checkpoint t >= {t_min} with one at or below t/2")
+            continue
+        rows = np.concatenate([np.arange(n)[None], np.random.default_rng(0).integers(0, n, (n_boot, n))])
+        Rm, Vm = R.to_numpy()[rows].mean(axis=1), V.to_numpy()[rows].mean(axis=1)   # (1 + n_boot, checkpoints)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.log(Rm / Rm[:, np.maximum(prev, 0)]) / np.log(ts / ts[np.maximum(prev, 0)])
+        t_bend = _first_t(ts[use], slope[:, use] <= max_slope)
+        t_cross = _first_t(ts[use], Vm[:, use] < threshold)
+        first = t_cross < t_bend
+        bend0, cross0 = t_bend[0], t_cross[0]
+        share = float(first[1:].mean())
+        if not np.isfinite(bend0):
+            comparisons.append(Comparison(label, 1.0, 1.0))
+        else:
+            comparisons.append(Comparison(label, float((1 + np.sum(~first[1:])) / (n_boot + 1)),
+                                          float((1 + np.sum(first[1:])) / (n_boot + 1))))
+        when = lambda t: f"t = {int(t)}" if np.isfinite(t) else f"not by t = {int(ts[-1])}"   # noqa: E731
+        texts.append(f"{label}: mean {column} below {fmt(threshold)} from {when(cross0)}, regret bends (local "
+                     f"log-log slope <= {fmt(max_slope)}) {'at ' if np.isfinite(bend0) else ''}{when(bend0)}; "
+                     f"{column} first in {share:.0%} of {n_boot} seed-bootstrap resamples (n = {n}, t >= {t_min})")
     return verdict(comparisons, texts)
 
 
