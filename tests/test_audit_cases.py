@@ -341,19 +341,16 @@ def _registry_dir(tmp_path, text, name="zz.yaml"):
     return tmp_path / "config"
 
 
-@pytest.mark.parametrize("case", [pytest.param("G05", id="G05")])
-def test_an_id_without_a_paper_prefix_is_refused_at_load(tmp_path, case):
-    cfg = _registry_dir(tmp_path, "lonely:\n  title: t\n  caption: c\n  kind: table\n  static: {name: lines_table1}\n")
-    with pytest.raises(RegistryError, match=r"zz\.yaml: figure id 'lonely' is not allowed: an id is a paper prefix "
-                                            r"\(phe, lines, glmes, epp\), a dash"):
-        registry.load_registry(cfg, REGISTRY_SCHEMA)
-
-
-@pytest.mark.parametrize("case", [pytest.param("G06", id="G06")])
-def test_an_empty_entry_is_refused_naming_it(tmp_path, case):
-    cfg = _registry_dir(tmp_path, "lines-null:\n")
-    with pytest.raises(RegistryError, match=r"zz\.yaml: figure 'lines-null', key \(entry\): None is not of type "
-                                            r"'object'"):
+@pytest.mark.parametrize("text, message", [
+    pytest.param("lonely:\n  title: t\n  caption: c\n  kind: table\n  static: {name: lines_table1}\n",
+                 r"zz\.yaml: figure id 'lonely' is not allowed: an id is a paper prefix \(phe, lines, glmes, epp\), a dash",
+                 id="G05"),                                    # an id without a paper prefix
+    pytest.param("lines-null:\n", r"zz\.yaml: figure 'lines-null', key \(entry\): None is not of type 'object'",
+                 id="G06"),                                    # an empty entry
+])
+def test_a_bad_registry_entry_is_refused_at_load_naming_it(tmp_path, text, message):
+    cfg = _registry_dir(tmp_path, text)
+    with pytest.raises(RegistryError, match=message):
         registry.load_registry(cfg, REGISTRY_SCHEMA)
 
 
