@@ -66,9 +66,9 @@ def neural_terms(agent, env) -> dict:
            "total_spread": spread(terms["index"] + terms["prior"]), "mean_spread": spread(terms["mean"]),
            "reward_spread": spread(env.means)}
     rs = out["reward_spread"]
+    safe = np.where(rs > 0, rs, 1.0)                                # no division by zero: NaN there
     for term in ("prior", "index", "total", "mean"):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[f"{term}_ratio"] = np.where(rs > 0, out[f"{term}_spread"] / np.where(rs > 0, rs, 1.0), np.nan)
+        out[f"{term}_ratio"] = np.where(rs > 0, out[f"{term}_spread"] / safe, np.nan)
     return out
 
 

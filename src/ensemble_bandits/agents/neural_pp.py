@@ -152,10 +152,16 @@ class NeuralAgent(AgentClass):
         return int(hyper(cls, spec, "hidden")) or int(d)
 
     @classmethod
+    def check_choice(cls, key: str, value) -> None:
+        """ValueError unless ``value`` is one of the names ``choice_params[key]`` allows."""
+        allowed = cls.choice_params[key]
+        if value not in allowed:
+            raise ValueError(f"{key} must be one of {', '.join(map(str, allowed))}, got {value!r}")
+
+    @classmethod
     def outputs(cls, spec: dict) -> int:
         loss = hyper(cls, spec, "loss")
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
+        cls.check_choice("loss", loss)
         return LOSSES[loss]
 
     # ---- cost model (see COST_* above) ----------------------------------------------------------
@@ -232,17 +238,14 @@ class NeuralAgent(AgentClass):
         if not isinstance(setting, Setting):
             raise TypeError(f"an agent is built from a Setting (env.setting), not a {type(setting).__name__}")
         self.check_action_space(setting.action_space)
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
-        if rank_by not in RANK_BY:
-            raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
+        self.check_choice("loss", loss)
+        self.check_choice("rank_by", rank_by)
         self.torch = torch
         self.setting = setting
         self.B, self.d, self.K, self.T = setting.B, setting.d, setting.K, int(horizon)
         self.M, self.C, self.loss = int(M), LOSSES[loss], loss
         self.hidden = int(hidden)
-        if backbone not in ("mlp", "gpt"):
-            raise ValueError(f"backbone must be 'mlp' or 'gpt', got {backbone!r}")
+        self.check_choice("backbone", backbone)
         self.backbone, self.finetune = backbone, bool(finetune)
         if backbone == "gpt":
             from .gpt_trunk import SHAPE
@@ -486,8 +489,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
                  diagnostics: bool = False):
         for fam in (reference, update, perturbation):
             dist.check_name(fam, dist.VECTOR_FAMILIES)
-        if prior_init not in PRIOR_INITS:
-            raise ValueError(f"prior_init must be one of {PRIOR_INITS}, got {prior_init!r}")
+        self.check_choice("prior_init", prior_init)
         self.buffer_family = perturbation
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
@@ -529,12 +531,15 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         torch = self.torch
         B, n = x.shape[0], x.shape[1]
         h = self.run_trunk(self.trunk, x)                                          # (B, n, D)
-        base = linear(h, self.base[0])                                               # (B, n, C)
-        if len(self.base) > 1:
-            base = base + self.base[1].unsqueeze(1)
+        base = self.base_head(h)                                                     # (B, n, C)
         head = self.post_scale * self.W + self.prior_scale * self.P0               # (B, D, C, M)
         U = torch.bmm(h.detach(), head.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
         return base[..., None] + matmul(U, xi.transpose(-1, -2))  # (B, n, C, k); xi (B, n, k, M) or shared (k, M)
+
+    def base_head(self, h):
+        """The index-free mean b^T h (+ bias): (B, n, D) -> (B, n, C)."""
+        base = linear(h, self.base[0])
+        return base + self.base[1].unsqueeze(1) if len(self.base) > 1 else base
 
     def probe_indices(self, rng, n):
         """The probe's fixed index set (n, M): n vectors of the acting (reference) family from ``rng``."""
@@ -548,9 +553,7 @@ class EnsemblePlusPlusNeural(NeuralAgent):
         torch = self.torch
         B, n = x.shape[0], x.shape[1]
         h = self.run_trunk(self.trunk, x)
-        mean = linear(h, self.base[0])
-        if len(self.base) > 1:
-            mean = mean + self.base[1].unsqueeze(1)
+        mean = self.base_head(h)
 
         def term(A):                                                                # A (B, D, C, M)
             U = torch.bmm(h, A.reshape(B, self.D, self.C * self.M)).reshape(B, n, self.C, self.M)
@@ -585,8 +588,7 @@ class GreedyNeural(NeuralAgent):
                  update_freq: int = 1, buffer_size: int = 10_000, rank_by: str = "prob", dtype: str = "float32",
                  device: str = "cpu", base_init: str = "default", init_blocks: int = 1, backbone: str = "mlp",
                  finetune: bool = True):
-        if base_init not in ("default", "xavier"):
-            raise ValueError(f"base_init must be 'default' or 'xavier', got {base_init!r}")
+        self.check_choice("base_init", base_init)
         super().__init__(setting, seeds, horizon, hidden=hidden, loss=loss, lr=lr, batch_size=batch_size,
                          weight_decay=weight_decay, G=G, update_start=update_start, update_freq=update_freq,
                          buffer_size=buffer_size, rank_by=rank_by, dtype=dtype, device=device, init_blocks=init_blocks,
@@ -680,7 +682,9 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
     def update_indices(self, n):
         return self.eye                                                            # I_M, shared
 
-    def predict(self, x, xi):
+    def head_outputs(self, x):
+        """The trunk's features h (B, n, D), every head's trainable output (B, n, M, C) and every prior
+        head's output on the frozen prior trunk (B, n, M, C; no gradient)."""
         torch = self.torch
         B, n, D, M, C = x.shape[0], x.shape[1], self.D, self.M, self.C
         h = self.run_trunk(self.trunk, x)
@@ -688,6 +692,10 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
         with torch.no_grad():
             h0 = self.run_trunk(self.prior_trunk, x)
             prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
+        return h, out, prior
+
+    def predict(self, x, xi):
+        _h, out, prior = self.head_outputs(x)
         out = self.post_scale * out + self.prior_scale * prior                    # (B, n, M, C)
         return matmul(out.transpose(2, 3), xi.transpose(-1, -2))                     # (B, n, C, k)
 
@@ -700,14 +708,9 @@ class EnsemblePlusNeural(IndexedHeadsNeural):
         at a shared index set xi (k, M) of heads: h the trainable trunk's features, the mean = the
         ensemble's mean posterior part posterior_scale mean_m (head_m(h) + bias_m), the learned index
         term = head m's posterior part minus that mean, the prior term prior_scale priorhead_m(h0(x))."""
-        torch = self.torch
-        B, n, D, M, C = x.shape[0], x.shape[1], self.D, self.M, self.C
-        h = self.run_trunk(self.trunk, x)
-        q = torch.bmm(h, self.heads.reshape(B, D, M * C)).reshape(B, n, M, C) + self.head_bias.unsqueeze(1)
+        h, q, prior = self.head_outputs(x)
         q = self.post_scale * q                                                      # (B, n, M, C)
         mean = q.mean(dim=2)
-        h0 = self.run_trunk(self.prior_trunk, x)
-        prior = torch.bmm(h0, self.prior_heads.reshape(B, D, M * C)).reshape(B, n, M, C)
         xt = xi.transpose(-1, -2)
         return {"h": h, "mean": mean, "index": matmul((q - mean[:, :, None]).transpose(2, 3), xt),
                 "prior": matmul((self.prior_scale * prior).transpose(2, 3), xt)}
@@ -791,13 +794,18 @@ class EpiNetNeural(IndexedHeadsNeural):
         epi = linear(g, W3, b3).reshape(B, n, k, M, C)
         epi = (epi * xi[..., None]).sum(dim=3)                                                      # (B, n, k, C)
         with torch.no_grad():
-            P1, P2, P3 = self.prior
-            p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
-            p = (p.unsqueeze(3) * P2.unsqueeze(1)).sum(-1).relu()      # (B, n, M, P): einsum is not batch-invariant
-            p = (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)             # (B, n, M, C): C may be 1, no gemv
-            prior = matmul(xi, p)                                                                   # (B, n, k, C)
+            prior = matmul(xi, self.prior_outputs(x))                                              # (B, n, k, C)
         out = base[:, :, None, :] + self.post_scale * epi + self.prior_scale * prior
         return out.transpose(2, 3)                                                                  # (B, n, C, k)
+
+    def prior_outputs(self, x):
+        """The M prior networks' outputs on x: (B, n, d) -> (B, n, M, C)."""
+        torch = self.torch
+        B, n, M = x.shape[0], x.shape[1], self.M
+        P1, P2, P3 = self.prior
+        p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
+        p = (p.unsqueeze(3) * P2.unsqueeze(1)).sum(-1).relu()      # (B, n, M, P): einsum is not batch-invariant
+        return (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)          # (B, n, M, C): C may be 1, no gemv
 
     def probe_indices(self, rng, n):
         """The probe's fixed index set (n, M): n Gaussian index vectors (the acting family) from ``rng``."""
@@ -808,14 +816,10 @@ class EpiNetNeural(IndexedHeadsNeural):
         shared index set xi (k, M): h the trunk's features, the mean = the base head (f at z = 0), the
         prior term prior_scale sum_m z_m prior_m(x), the learned index term posterior_scale epinet(x, h, z)
         z = f - mean - prior."""
-        torch = self.torch
         B, n, k, M = x.shape[0], x.shape[1], xi.shape[0], self.M
         h = self.run_trunk(self.trunk, x)
         mean = linear(h, self.base[0], self.base[1])                                              # (B, n, C)
-        P1, P2, P3 = self.prior
-        p = torch.bmm(x, P1.reshape(B, M * self.PRIOR, -1).transpose(1, 2)).reshape(B, n, M, self.PRIOR).relu()
-        p = (p.unsqueeze(3) * P2.unsqueeze(1)).sum(-1).relu()
-        p = (p.unsqueeze(3) * P3.unsqueeze(1)).sum(-1)                                            # (B, n, M, C)
+        p = self.prior_outputs(x)                                                                 # (B, n, M, C)
         prior = self.prior_scale * matmul(p.transpose(2, 3), xi.transpose(-1, -2))               # (B, n, C, k)
         f = self.predict(x, xi.expand(B, n, k, M))
         return {"h": h, "mean": mean, "index": f - mean[..., None] - prior, "prior": prior}
@@ -877,10 +881,8 @@ class LMCTSNeural(NeuralAgent):
                  sigma: float = 1.0, weight_decay: float | None = None, num_iter: int = 50, reduce: int = 1,
                  lr_decay: bool = True, decay_step: int = 20, variant: str = "final", rank_by: str = "prob",
                  dtype: str = "float32", device: str = "cpu"):
-        if activation not in ("relu", "leaky_relu"):
-            raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
-        if variant not in self.VARIANTS:
-            raise ValueError(f"variant must be one of {self.VARIANTS}, got {variant!r}")
+        self.check_choice("activation", activation)
+        self.check_choice("variant", variant)
         if weight_decay is None:
             weight_decay = 2.0 if variant == "final" else 0.0
         if not layers and int(hidden) < 1:
@@ -959,20 +961,12 @@ class LMCTSNeural(NeuralAgent):
 
 # ---- the runner's probe of the prediction's terms (probes.neural_terms; ``diagnostics: true``) ---------
 
-class _ProbeDraws:
-    """A stand-in block stream serving ``rows`` rows of draws from a numpy generator: the probe's fixed
-    index vectors come from a generator of its own, never from the agent's streams."""
-
-    def __init__(self, rng, kind: str, rows: int):
-        self.rng, self.kind, self.rows = rng, kind, int(rows)
-
-    def take(self, n):
-        return self.rng.standard_normal((self.rows, n)) if self.kind == "normal" else self.rng.random((self.rows, n))
-
-
 def probe_vectors(family: str, rng, M: int, n: int) -> np.ndarray:
-    """n index vectors (n, M) of the reference ``family`` drawn from the generator ``rng``."""
-    return dist.reference(family, _ProbeDraws(rng, dist.vector_kind(family), n), M)
+    """n index vectors (n, M) of the reference ``family`` drawn from the generator ``rng`` (the probe's
+    own, never the agent's streams)."""
+    shape = (n, dist.vector_draws(family, M))
+    raw = rng.standard_normal(shape) if dist.vector_kind(family) == "normal" else rng.random(shape)
+    return dist.reference(family, _Rows(raw), M)
 
 
 def probe_flag(agent, diagnostics) -> bool:
