@@ -2,6 +2,8 @@
 numbers, incremental algebra against direct solves, environment sanity, and clear input errors."""
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,8 @@ def _reachable(obj, seen=None):
         return
     seen.add(id(obj))
     yield obj
+    if isinstance(obj, types.ModuleType):    # a library (an agent's self.torch), not agent state: lazy
+        return                                # modules (transformers) import on attribute access
     children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else \
         vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
     for child in children:
