@@ -145,8 +145,8 @@ def falls_before_bend(table, column, threshold, curve, max_slope=0.9, t_min=1, p
         if not np.isfinite(bend0):
             comparisons.append(Comparison(label, 1.0, 1.0))
         else:
-            comparisons.append(Comparison(label, float((1 + np.sum(~first[1:])) / (n_boot + 1)),
-                                          float((1 + np.sum(first[1:])) / (n_boot + 1))))
+            # the share of resamples in which the column falls first, tested above one half
+            comparisons.append(Comparison(label, *stats.above(stats.Bootstrap(first[0], first[1:].astype(float)), 0.5)))
         when = lambda t: f"t = {int(t)}" if np.isfinite(t) else f"not by t = {int(ts[-1])}"   # noqa: E731
         texts.append(f"{label}: mean {column} below {fmt(threshold)} from {when(cross0)}, regret bends (local "
                      f"log-log slope <= {fmt(max_slope)}) {'at ' if np.isfinite(bend0) else ''}{when(bend0)}; "
