@@ -210,6 +210,22 @@ def _falls_before_bend(status):
     return pd.DataFrame(rows), {"column": "ratio", "threshold": 1.0, "curve": "A", "t_min": 20}
 
 
+def _power_curves(powers: dict, seeds=10, sd=0.01, offset=0.0, T=10_000):
+    """Curves R(t) = offset + t^(a + e), a per curve, e ~ N(0, sd^2) per seed, at 60 log-spaced
+    checkpoints up to T and at T/10, T/5, T/2, T."""
+    ts = np.unique(np.concatenate([np.geomspace(1, T, 60).round(), [T / 10, T / 5, T / 2, T]])).astype(int)
+    rows = [{"panel": "P", "curve": c, "seed": s, "t": t, "regret": offset + float(t) ** (a + e)}
+            for c, a in powers.items() for s, e in zip(range(seeds), noise(7, seeds, sd)) for t in ts]
+    return pd.DataFrame(rows)
+
+
+def _rate_ratio(status):
+    """t^0.5 (late rate 5^-0.5 = 0.45 of the early one) below 0.8; t^1 (ratio 1) is not; t^0.86
+    (ratio 0.8) with 4 seeds of exponents 0.1 apart leaves it undecided."""
+    power, seeds, sd = {REPRODUCED: (0.5, 10, 0.01), FAILED: (1.0, 10, 0.01), INCONCLUSIVE: (0.86, 4, 0.1)}[status]
+    return _power_curves({"A": power}, seeds, sd), {"curves": ["A"], "relation": "below", "threshold": 0.8}
+
+
 def _coupled_identical(status):
     first = [T + 1, T + 1, 37, T + 1]                      # seed 2 diverges ...
     tie = [False, False, status == REPRODUCED, False]      # ... at a near-tie (fine) or not (failure)
@@ -312,6 +328,7 @@ CASES = {
     "similar_across_panels": (_similar_across_panels, ALL),
     "slope_at_most": (_slope_at_most, ALL),
     "slope_at_least": (_slope_at_least, ALL),
+    "rate_ratio": (_rate_ratio, ALL),
     "fraction_at_least": (_fraction_at_least, ALL),
     "final_level": (_final_level, ALL),
     "falls_before_bend": (_falls_before_bend, ALL),
@@ -640,6 +657,10 @@ def test_premise(premise_status):
     first, second = claims.evaluate(entry, table)
     assert first["status"] == premise_status
     assert second["status"] == premise_status and f"premise 'first': {premise_status}" in second["numbers"]
+    entry["claims"][1]["checks"][0]["args"]["if_failed"] = INCONCLUSIVE      # a condition of the test, not a part
+    first, second = claims.evaluate(entry, table)
+    assert second["status"] == (INCONCLUSIVE if premise_status == FAILED else premise_status)
+    assert f"premise 'first': {premise_status}" in second["numbers"]
 
 
 def test_after_round():
@@ -731,6 +752,10 @@ def test_validate_claim_level_conditions():
         claims.validate_names(later, curves, panels)
     good = {"id": "x-fig", "claims": [_claim("b", BEATS), _claim("a", {"fn": "premise", "args": {"claim": "b"}})]}
     claims.validate_names(good, curves, panels)
+    for args in ({"claim": "b", "if_failed": "reproduced"}, {"claim": "b", "iffailed": "inconclusive"}):
+        odd = {"id": "x-fig", "claims": [_claim("b", BEATS), _claim("a", {"fn": "premise", "args": args})]}
+        with pytest.raises(ClaimError, match="premise takes claim and, optionally, if_failed: inconclusive"):
+            claims.validate_names(odd, curves, panels)
     for bad in ({"primary": [0, 200], "replicate": [100, 300]}, {"primary": [0, 200]},
                 {"primary": [200, 0], "replicate": [200, 400]}):
         with pytest.raises(ClaimError, match="seed_blocks needs"):
@@ -750,6 +775,28 @@ def test_slopes_in_t_over_a_share_of_the_horizon():
     assert claims.slope_at_most(df, x="t", max_slope=0.9, curves=["flat"], use_t=True, t_min=1)[0] == FAILED
     assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["linear"], use_t=True, t_share=0.1)[0] == REPRODUCED
     assert claims.slope_at_least(df, x="t", min_slope=0.9, curves=["flat"], use_t=True, t_share=0.5)[0] == FAILED
+
+
+def test_rate_ratio_against_its_closed_form():
+    """On noise-free curves the ratio is the closed form over the checkpoints it names; an offset from the
+    first rounds (Greedy's early mistakes) leaves a linear rate at 1, where the log-log slope over the
+    last 90 % falls well below 0.9; a curve that stops (converges) has ratio 0."""
+    df = _power_curves({"linear": 1.0, "root": 0.5}, seeds=4, sd=0.0, offset=0.0)
+    late, early = (10_000 ** 0.5 - 5_000 ** 0.5) / 5_000, (2_000 ** 0.5 - 1_000 ** 0.5) / 1_000
+    _, numbers = claims.rate_ratio(df, curves=["root"], relation="below", threshold=0.8)
+    assert f"(5000, 10000] / over (1000, 2000] = {late / early:.4g} " in numbers
+    offset = _power_curves({"linear": 1.0}, seeds=4, sd=0.0, offset=20_000.0)
+    assert claims.rate_ratio(offset, curves=["linear"], relation="above", threshold=0.8)[0] == REPRODUCED
+    assert "= 1 [1, 1]" in claims.rate_ratio(offset, curves=["linear"], relation="above", threshold=0.8)[1]
+    assert claims.slope_at_most(offset, x="t", max_slope=0.9, use_t=True, t_share=0.1)[0] == REPRODUCED
+    stops = offset.assign(regret=np.minimum(offset["t"], 1_500.0))
+    _, numbers = claims.rate_ratio(stops, curves=["linear"], relation="below", threshold=0.5)
+    assert "= 0 [0, 0]" in numbers
+    few = offset[offset["t"] >= 5_000]
+    status, numbers = claims.rate_ratio(few, curves=["linear"], relation="above", threshold=0.8)
+    assert status == INCONCLUSIVE and "too few checkpoints" in numbers
+    with pytest.raises(ClaimError):
+        claims.rate_ratio(df, curves=["root"], relation="under", threshold=0.8)
 
 
 def test_a_claim_below_the_minimum_seed_count_gets_no_verdict():

@@ -95,6 +95,23 @@ def test_a_claims_only_reading_reads_the_same_runs_another_way():
     assert res["readings"][0]["status"] == REPRODUCED and "band" in res["readings"][0]["numbers"]
 
 
+def test_a_pending_reading_adds_no_runs_and_its_claims_are_not_measured():
+    """A reading declared before its runs exist (a paper run in parts): no series, no cells, and each
+    claim lists it as not measured with the reason; the primary verdict is unchanged."""
+    entry = _entry()
+    entry["readings"]["fast"]["pending"] = "its cells run next session"
+    fig = registry.resolve(entry, "paper", {"paper": {}})
+    assert not any("reading" in s for s in fig["series"])
+    plain = _entry()
+    del plain["readings"]
+    [res] = evaluate(entry, _table(fig, {}))
+    [ref] = evaluate(plain, _table(fig, {}))
+    assert (res["status"], res["numbers"]) == (ref["status"], ref["numbers"])
+    [other] = res["readings"]
+    assert other["status"] == INCONCLUSIVE and other["label"] == "fast A"
+    assert other["numbers"] == "not measured: this reading's runs are pending (its cells run next session)"
+
+
 def test_a_reading_that_changes_nothing_or_names_an_unknown_claim_is_refused(tmp_path):
     entry = _entry()
     with pytest.raises(RegistryError, match="changes nothing"):

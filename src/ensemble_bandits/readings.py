@@ -17,6 +17,8 @@ registry states it).  A reading is a set of overrides applied on top of the entr
           - {panels: ["Vector-quadratic"], agent: {G: 20}}  # applies
         claims:                              # optional: a claim's checks under this reading
           dt-competitive: {checks: [...]}
+        pending: <why>                       # optional: declared, its runs not made yet (a paper run
+                                             # in parts): it adds no series, its claims are "not measured"
 
 A reading with ``agent`` or ``env`` overrides adds series: each changed curve again, as its own cells
 (ordinary cells: cached, shared, split into jobs like any other), labelled "<curve> [<label>]" so a
@@ -73,6 +75,8 @@ def reading_series(entry: dict, series: list, key_of) -> list:
     out = []
     hue = (entry.get("plot") or {}).get("hue")
     for name, r in readings_of(entry).items():
+        if r.get("pending"):
+            continue
         for s in series:
             g = group_for(r, s["panel"], s["curve"])
             if "agent" not in s["cell"] or g is None:

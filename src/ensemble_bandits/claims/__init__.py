@@ -24,14 +24,14 @@ from .paired import analogous, exceeds_by, group_outperforms, not_worse, outperf
 from .paired import spread_higher
 from .paired import similar_across_panels, versus_levels, within_factor, worse_by
 from .trends import coupled_identical, falls_before_bend, final_level, fraction_at_least, linear_fit, ratio_below
-from .trends import slope_at_least, slope_at_most
+from .trends import rate_ratio, slope_at_least, slope_at_most
 
 __all__ = [
     "CHECKS", "CLAIM_LEVEL", "FAILED", "INCONCLUSIVE", "REPORTED", "REPRODUCED", "ClaimError", "Comparison", "Verdict",
     "analogous", "check", "claim_source", "column_is", "combine", "coupled_identical", "decide", "decreasing",
     "evaluate", "exceeds_by", "falls_before_bend", "final_level", "fraction_at_least", "group_outperforms", "insensitive", "interval_below", "isin",
     "linear_fit",
-    "near_minimum", "not_worse", "outperforms", "paired_ci", "ratio_below", "same_distribution", "similar",
+    "near_minimum", "not_worse", "outperforms", "paired_ci", "rate_ratio", "ratio_below", "same_distribution", "similar",
     "similar_across_panels", "slope_at_least",
     "slope_at_most", "spread_higher", "validate_names", "value_close", "versus_levels", "within_factor", "worse_by",
 ]

@@ -5,7 +5,9 @@ without sampling error contribute their status.  Four claim-level conditions are
 a claim's checks (the registry schema allows only ``checks``):
 
 - ``premise: {claim: <id>}``: the claim presumes an earlier claim of the same figure; it takes that
-  claim's status (undecided premise: inconclusive; failed premise: not reproduced).
+  claim's status (undecided premise: inconclusive; failed premise: not reproduced).  With
+  ``if_failed: inconclusive`` a failed premise leaves the claim undecided instead: the premise is a
+  condition under which the claim can be tested (e.g. regrets that have converged), not part of it.
 - ``seed_blocks: {primary: [a, b], replicate: [c, d]}``: the claim is decided on seeds a..b-1 and
   again on the disjoint block c..d-1; a verdict that differs between the blocks is inconclusive.
 - ``after_round: {t: <n>}``: the claim says nothing about runs that end by round n (e.g. a warm-up
@@ -24,7 +26,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..readings import claims_under, primary_rows, reading_rows, readings_of
-from .core import CHECKS, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_to_decide
+from .core import CHECKS, FAILED, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_to_decide
 
 CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
 # Below this many seeds a statistical claim gets no verdict: "not measured at this scale".
@@ -79,7 +81,8 @@ def _run_checks(entry, claim, table, scale, done) -> tuple:
                 raise ClaimError(f"{entry['id']}: claim {claim['id']!r}: premise {args['claim']!r} is not an "
                                  f"earlier claim of the figure")
             st = done[args["claim"]]
-            st, nums, comps = (INCONCLUSIVE if st == REPORTED else st), f"premise {args['claim']!r}: {st}", ()
+            given = INCONCLUSIVE if st == REPORTED or (st == FAILED and args.get("if_failed") == INCONCLUSIVE) else st
+            st, nums, comps = given, f"premise {args['claim']!r}: {st}", ()
         elif chk["fn"] == "after_round":
             last = int(table["t"].max())
             if last > int(args["t"]):
@@ -163,6 +166,13 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
     claims = entry.get("claims", [])
     results = _evaluate_all(entry, claims, primary_rows(table), scale, absent, pending)
     for name, reading in readings_of(entry).items():
+        if reading.get("pending"):
+            why = " ".join(reading["pending"].split())
+            for res in results:
+                res.setdefault("readings", []).append(
+                    {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
+                     "status": INCONCLUSIVE, "numbers": f"not measured: this reading's runs are pending ({why})"})
+            continue
         under = claims_under(claims, reading)
         alt = _evaluate_all(entry, under, reading_rows(table, name), scale, absent, pending)
         for res, other, claim in zip(results, alt, claims):
@@ -252,6 +262,9 @@ def validate_names(entry: dict, curves, panels) -> None:
                                      f"{', '.join(sorted(check_arguments(chk['fn'])))}")
             if chk["fn"] == "premise" and args.get("claim") not in earlier:
                 raise ClaimError(f"{where}: its premise must name an earlier claim of the figure; earlier: {earlier}")
+            if chk["fn"] == "premise" and (set(args) - {"claim", "if_failed"}
+                                           or args.get("if_failed", INCONCLUSIVE) != INCONCLUSIVE):
+                raise ClaimError(f"{where}: premise takes claim and, optionally, if_failed: inconclusive; got {args}")
             if chk["fn"] == "after_round" and (set(args) != {"t"} or not isinstance(args["t"], int)):
                 raise ClaimError(f"{where}: after_round needs one integer round t; got {args}")
             if chk["fn"] == "seed_blocks" and not _block_pair(args):

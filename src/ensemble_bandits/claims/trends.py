@@ -1,7 +1,7 @@
-"""Checks of how one curve behaves: log-log slopes (seed-bootstrap interval), a fraction that
-must stay above a level at every checkpoint, a column's level at the last checkpoint, a column
-that falls below a level before the regret bends, pathwise coupling, timing ratios and the linear
-fit of a derived table."""
+"""Checks of how one curve behaves: log-log slopes and the ratio of late to early per-round regret
+(seed-bootstrap intervals), a fraction that must stay above a level at every checkpoint, a
+column's level at the last checkpoint, a column that falls below a level before the regret bends,
+pathwise coupling, timing ratios and the linear fit of a derived table."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,6 +54,54 @@ def _slope_check(table, x, limit, relation, curves, panels, use_t, t_min, t_shar
             texts.append(f"[{p}] {c}: slope {fmt(boot.estimate)} [{fmt(lo)}, {fmt(hi)}] (bootstrap over "
                          f"{len(wide)} seeds, {wide.shape[1]} {'checkpoints' if use_t else 'grid points'}) "
                          f"vs {relation} {limit}")
+    return verdict(comparisons, texts)
+
+
+def _window_rounds(ts, T, window):
+    """The last checkpoints at or below window[0] x T and window[1] x T (indices into ``ts``)."""
+    idx = np.searchsorted(ts, np.asarray(window, dtype=float) * T, side="right") - 1
+    return int(idx[0]), int(idx[1])
+
+
+@check(curves=("curves",))
+def rate_ratio(table, relation, threshold, curves=None, early=(0.1, 0.2), late=(0.5, 1.0), panels=None, n_boot=2000):
+    """Per-round regret late in the run over per-round regret early in it, on the means over seeds:
+    r = [(R(t4) - R(t3)) / (t4 - t3)] / [(R(t2) - R(t1)) / (t2 - t1)], with t1 .. t4 the last
+    checkpoints at or below early[0] T, early[1] T, late[0] T and late[1] T (T: the panel's last
+    round).  Regret that stays linear keeps its rate (r = 1), regret that converges loses it (r -> 0);
+    R ~ t^a gives r ~ 5^(a - 1) with the default windows, whatever an offset from the first rounds.
+    ``relation`` "below" or "above" ``threshold``: the edge of its seed-bootstrap 95 % interval
+    (``n_boot`` resamples, fixed generator) on that side; every curve of the panel without ``curves``."""
+    if relation not in ("above", "below"):
+        raise ClaimError(f"relation must be 'above' or 'below', got {relation!r}")
+    if curves:
+        curves_exist(table, curves)
+    test = stats.below if relation == "below" else stats.above
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        sub = select(table, p)
+        for c in (curves or list(dict.fromkeys(sub["curve"]))):
+            R = sub[sub["curve"] == c].pivot_table(index="seed", columns="t", values="regret").dropna()
+            ts = R.columns.to_numpy(dtype=float)
+            (i1, i2), (i3, i4) = _window_rounds(ts, ts[-1], early), _window_rounds(ts, ts[-1], late)
+            label = f"[{p}] {c}"
+            if min(i1, i3) < 0 or i1 == i2 or i3 == i4:
+                comparisons.append(Comparison(label, 1.0, 1.0))
+                texts.append(f"{label}: too few checkpoints for the windows {early} and {late} of T = {int(ts[-1])}")
+                continue
+            Y = R.to_numpy()[:, [i1, i2, i3, i4]]
+            n = len(Y)
+            rows = np.concatenate([np.arange(n)[None], np.random.default_rng(0).integers(0, n, (n_boot, n))])
+            m = Y[rows].mean(axis=1)                                                    # (1 + n_boot, 4)
+            t1, t2, t3, t4 = ts[[i1, i2, i3, i4]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = ((m[:, 3] - m[:, 2]) / (t4 - t3)) / ((m[:, 1] - m[:, 0]) / (t2 - t1))
+            boot = stats.Bootstrap(r[0], r[1:])
+            lo, hi = boot.interval()
+            comparisons.append(Comparison(label, *test(boot, threshold)))
+            texts.append(f"{label}: per-round regret over ({int(t3)}, {int(t4)}] / over ({int(t1)}, {int(t2)}] = "
+                         f"{fmt(r[0])} [{fmt(lo)}, {fmt(hi)}] (bootstrap over {n} seeds) vs {relation} "
+                         f"{fmt(threshold)}")
     return verdict(comparisons, texts)
 
 
