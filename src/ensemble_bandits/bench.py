@@ -33,6 +33,13 @@
     python -m ensemble_bandits.bench --neural   # section 7 only
     python -m ensemble_bandits.bench --text     # section 8 only
     python -m ensemble_bandits.bench --members  # section 9 only
+    python -m ensemble_bandits.bench --readings # section 10 only
+
+10. neural Ensemble++ on epp-fig3a's and epp-fig9a's Quadratic-family panels under each reading (the
+   paper's G = 1, the authors' code's G = 4 / 20, ours): ms per round of 10 seeds batched after the
+   first update, the round's MFLOP (its matrix products, forward and backward, as torch counts them), the
+   limit (those flops at a single-thread fp32 matmul's rate, measured in the same run), their ratio,
+   and the figure's CPU-hours under that reading by the cost model.
 """
 from __future__ import annotations
 
@@ -410,6 +417,72 @@ def neural_section(device: str = "cpu"):
         print(line, flush=True)
 
 
+def matmul_rate(n: int = 256, repeats: int = 30, device: str = "cpu") -> float:
+    """FLOP/s of one fp32 matrix product (n x n) @ (n x n) on one thread: the best of ``repeats``
+    (2 n^3 flops each), the limit a round's arithmetic is held against."""
+    import torch
+
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(10):
+            (a @ b).sum().item() if device != "cpu" else a @ b
+        best = min(best, (time.perf_counter() - t0) / 10)
+    return 2 * n ** 3 / best
+
+
+def round_flops(cell: dict, seeds: int, skip: int) -> float:
+    """Flops of round ``skip`` + 1 of a batch of ``seeds`` (after the first update when ``skip`` is
+    past ``update_start``), as torch counts them (torch.utils.flop_counter: the matrix products of the
+    forward and backward passes; elementwise work is not counted)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ids = list(range(seeds))
+    env = make_env(cell["env"], ids)
+    rounds = play(env, make_agent(cell["agent"], env.setting, ids, skip + 1), skip + 1)
+    for _ in range(skip):
+        next(rounds)
+    with FlopCounterMode(display=False) as counter:
+        next(rounds)
+    return float(counter.get_total_flops())
+
+
+READING_FIGURES = ("epp-fig3a", "epp-fig9a")
+
+
+def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
+    """Section 10: Ensemble++ on the Quadratic-family panels under each reading of epp-fig3a and
+    epp-fig9a: ms per round of 10 seeds batched (after the first update), the round's flops
+    (:func:`round_flops`) and their time at the single-thread fp32 matmul rate measured here (the
+    limit), the ratio of the two, and the
+    cost model's CPU-hours of the figure's cells under that reading."""
+    import torch
+
+    from . import costs
+
+    torch.set_num_threads(1)
+    rate = matmul_rate(device=device)
+    print(f"\n10. Ensemble++ per reading on {device} (torch {torch.__version__}, 1 thread), {seeds} seeds batched; "
+          f"limit = the round's flops at the fp32 matmul rate measured now, {rate / 1e9:.1f} GFLOP/s", flush=True)
+    print(f"   {'figure':10s} {'reading':28s} {'panel':18s} {'G':>3s} {'ms/round':>9s} {'MFLOP':>7s} {'limit ms':>9s} "
+          f"{'ratio':>6s} {'fig CPU-h':>10s}", flush=True)
+    for fid in READING_FIGURES:
+        fig = registry.resolve(registry.load_registry()[fid], "paper", {})
+        for s in fig["series"]:
+            if s["cell"].get("agent", {}).get("name") != "ensemble_pp_neural" or s["panel"] == "Neural":
+                continue
+            cell, reading = s["cell"], s.get("reading", "")
+            start = int(cell["agent"].get("update_start", 128))
+            ms = ms_per_round(cell["env"], _on(cell["agent"], device), seeds=seeds, rounds=rounds, skip=start)
+            flops = round_flops(cell, seeds, start)
+            limit = 1e3 * flops / rate
+            hours = sum(costs.cell_cost_seconds(x["cell"], x["seeds"]) for x in fig["series"]
+                        if x.get("reading", "") == reading) / 3600
+            print(f"   {fid:10s} {reading or 'paper text':28s} {s['panel'][:18]:18s} {cell['agent'].get('G', 1):3d} "
+                  f"{ms:9.2f} {flops / 1e6:7.1f} {limit:9.2f} {ms / limit:6.2f} {hours:10.1f}", flush=True)
+
+
 def _stand_in_features(cache_dir) -> None:
     """A features file of the hate-speech corpus with random stand-ins (the cost of a round does not
     depend on the values; the real file takes minutes to encode: rule embed_text)."""
@@ -462,6 +535,7 @@ def main(argv=None):
     p.add_argument("--neural", action="store_true", help="the neural agents only (section 7)")
     p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
     p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")
+    p.add_argument("--readings", action="store_true", help="neural Ensemble++ per reading only (section 10)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of sections 7 and 8")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
@@ -480,6 +554,9 @@ def main(argv=None):
         return
     if args.members:
         members_section()
+        return
+    if args.readings:
+        readings_section(args.device)
         return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
@@ -508,6 +585,7 @@ def main(argv=None):
     neural_section(args.device)
     text_section(args.device)
     members_section()
+    readings_section(args.device)
 
 
 if __name__ == "__main__":
