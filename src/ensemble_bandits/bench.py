@@ -538,7 +538,22 @@ def main(argv=None):
     p.add_argument("--readings", action="store_true", help="neural Ensemble++ per reading only (section 10)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of sections 7 and 8")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--page", default=None, metavar="FILE",
+                   help="also write the output as a generated markdown page, e.g. docs/benchmark.md")
     args = p.parse_args(argv)
+    if args.page:
+        from . import pages
+
+        flags = [f"--{k}" for k in ("quick", "shared", "neural", "text", "members", "readings") if getattr(args, k)]
+        command = " ".join(["eb-bench", *flags, *(["--device", args.device] if args.device != "cpu" else []),
+                            "--page", args.page])
+        pages.write_page(args.page, "Benchmark", command, "Speed of the simulations (ensemble_bandits.bench; "
+                         "docs/performance.md explains each section).", pages.captured(_run, args))
+        return
+    _run(args)
+
+
+def _run(args):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .malloc import keep_freed_memory
     kept = keep_freed_memory()                       # as in the simulate jobs

@@ -23,8 +23,9 @@ from .aggregate import CacheError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
-# a simulate job's last log line: its wall seconds and (logs since 2026-11) its process CPU seconds
-DONE_IN = re.compile(r"done in ([0-9.]+) s(?: \(CPU ([0-9.]+) s\))?")
+# a simulate job's last log line: its wall seconds and (newer logs) its process CPU seconds and peak
+# resident memory
+DONE_IN = re.compile(r"done in ([0-9.]+) s(?: \(CPU ([0-9.]+) s(?:, peak ([0-9.]+) MB)?\))?")
 RUN_FILE = re.compile(r"runs/(\w+)/seeds-(\d+)-(\d+)")  # a run file's cell key and seed block
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
@@ -80,10 +81,23 @@ def _seed_range(pair) -> list:
     return list(range(first, end))
 
 
+def peak_rss_mb() -> float | None:
+    """This process's peak resident memory in MB (None where the platform does not say)."""
+    try:
+        import resource
+    except ImportError:                                     # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10     # bytes on macOS, KiB on Linux
+
+
 def done_line(t0: float, c0: float) -> str:
-    """A simulate job's last log line: wall seconds since ``t0`` and this process's CPU seconds since
-    ``c0`` (every thread: a torch job on two threads uses up to twice its wall time)."""
-    return f"done in {time.perf_counter() - t0:.1f} s (CPU {time.process_time() - c0:.1f} s)"
+    """A simulate job's last log line: wall seconds since ``t0``, this process's CPU seconds since
+    ``c0`` (every thread: a torch job on two threads uses up to twice its wall time) and its peak
+    resident memory."""
+    peak = peak_rss_mb()
+    mem = f", peak {peak:.0f} MB" if peak is not None else ""
+    return f"done in {time.perf_counter() - t0:.1f} s (CPU {time.process_time() - c0:.1f} s{mem})"
 
 
 def run_identity(cell: dict, seeds: list) -> dict:
@@ -319,8 +333,21 @@ def cmd_report(args):
 
 
 def cmd_timings(args):
-    """Wall and CPU seconds of the simulate jobs of each figure, read from their logs ("done in ...
-    s (CPU ... s)"); ``--cells``: per cell, beside the cost model's estimate of the same jobs."""
+    """Wall and CPU seconds and peak memory of the simulate jobs of each figure, read from their logs
+    ("done in ... s (CPU ... s, peak ... MB)"); ``--cells``: per cell, beside the cost model's
+    estimate of the same jobs; ``--page FILE``: also written as a markdown page (pages.py)."""
+    if args.page:
+        from . import pages
+
+        page, args.page = args.page, None
+        command = " ".join(["ensemble-bandits", "timings", "--scale", args.scale, *(["--cells"] if args.cells else []),
+                            *(["--ids", *args.ids] if args.ids else []), "--page", page])
+        body = pages.captured(cmd_timings, args)
+        pages.write_page(page, f"Simulation timings at scale {args.scale}", command,
+                         f"Read from the simulate jobs' logs under results/{args.scale}/logs/simulate on the "
+                         f"machine that ran them: wall and CPU seconds (CPU: every thread of the job's process) "
+                         f"and the largest job's peak resident memory.", body, measured_here=False)
+        return
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
@@ -332,27 +359,34 @@ def cmd_timings(args):
     logged = _JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
     if args.cells:
         return _timings_per_cell([figs[fid] for fid in args.ids or sorted(entries)], per_job, logged)
-    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'wall s':>9s} {'CPU s':>9s}")
+    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'wall s':>9s} {'CPU s':>9s} {'peak MB':>8s}")
     grand, any_logged = [0.0, 0.0], False
     for fid in args.ids or sorted(entries):
         fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
         found = [t for t in (logged.seconds(*RUN_FILE.search(f).groups()) for f in runs) if t is not None]
-        wall, cpu = sum(w for w, _c in found), _cpu_sum(found)
+        wall, cpu = sum(w for w, _c, _m in found), _cpu_sum(found)
         grand[0] += wall
         grand[1] += cpu if cpu is not None else 0.0
         any_logged = any_logged or bool(found)
         print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {wall:9.1f} "
-              f"{_cpu_text(cpu):>9s}")
+              f"{_cpu_text(cpu):>9s} {_peak_text(found):>8s}")
     print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand[0]:9.1f} {grand[1]:9.1f}  (cells shared by figures count "
-          f"in each; CPU: every thread of the job's process, '-' where a log predates CPU timing)")
+          f"in each; CPU: every thread of the job's process; peak: the largest job's resident memory; '-' where "
+          f"the logs predate them)")
     if not any_logged:
         print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
 
 
 def _cpu_sum(found):
     """The CPU seconds of logged jobs, or None when any log lacks them (written before CPU timing)."""
-    return None if any(c is None for _w, c in found) else sum(c for _w, c in found)
+    return None if any(c is None for _w, c, _m in found) else sum(c for _w, c, _m in found)
+
+
+def _peak_text(found) -> str:
+    """The largest peak memory of logged jobs, "-" where no log states one."""
+    peaks = [m for _w, _c, m in found if m is not None]
+    return f"{max(peaks):.0f}" if peaks else "-"
 
 
 def _cpu_text(cpu) -> str:
@@ -384,8 +418,10 @@ class _JobLogs:
 
 
 def _shared(hit, share: int):
-    """(wall, CPU or None) of a DONE_IN match, divided among ``share`` cells."""
-    return float(hit.group(1)) / share, (float(hit.group(2)) / share if hit.group(2) else None)
+    """(wall, CPU or None, peak MB or None) of a DONE_IN match, the seconds divided among ``share``
+    cells (the peak is the job's)."""
+    return (float(hit.group(1)) / share, float(hit.group(2)) / share if hit.group(2) else None,
+            float(hit.group(3)) if hit.group(3) else None)
 
 
 def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
@@ -407,7 +443,7 @@ def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
             continue
         agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
         agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
-        wall = sum(w for w, _c in secs)
+        wall = sum(w for w, _c, _m in secs)
         tot_m, tot_e = tot_m + wall, tot_e + model
         print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
               f"{wall:9.1f} {_cpu_text(_cpu_sum(secs)):>9s} {model:9.1f} {wall / model:6.2f}")
@@ -594,12 +630,14 @@ def main(argv=None):
     r.add_argument("--schema", default=None)
     r.set_defaults(fn=cmd_report)
 
-    tm = sub.add_parser("timings", help="CPU time of each figure's simulate jobs, from their logs")
+    tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
     common(tm)
     tm.add_argument("--ids", nargs="*", default=None)
     tm.add_argument("--seeds-per-job", type=int, default=None)
     tm.add_argument("--cells", action="store_true",
                     help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
+    tm.add_argument("--page", default=None, metavar="FILE",
+                    help="also write the table as a generated markdown page, e.g. docs/timings-paper.md")
     tm.set_defaults(fn=cmd_timings)
 
     pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
