@@ -202,8 +202,11 @@ def test_console_script_version_and_the_configured_scale(capsys):
 
 
 def test_progress_counts_the_run_files_done_and_shows_running_jobs(tmp_path, config, entries):
-    """`progress`: per figure the share of its run files that exist, and each simulate job whose log
-    has no "done in" line yet, with its last progress line."""
+    """`progress`: per figure the share of its run files that exist and the cost model's time of the
+    rest, the time left on the given cores, and each simulate job whose log has no "done in" line yet,
+    with its last progress line."""
+    from ensemble_bandits import costs
+
     project = _project_copy(tmp_path)
     fig = registry.resolve(entries["phe-fig1"], "smoke", config["scales"])
     runs = registry.figure_runs(fig, 50)
@@ -214,10 +217,14 @@ def test_progress_counts_the_run_files_done_and_shows_running_jobs(tmp_path, con
     logs.mkdir(parents=True)
     (logs / "abc-0-2.log").write_text("simulate abc: seeds 0..1\n  seeds 0-1: round 30/300, 4 s elapsed\n")
     (logs / "def-0-2.log").write_text("simulate def\ndone in 3.0 s (CPU 3.0 s)\n")
-    res = _cli("progress", "--scale", "smoke", "phe-fig1", "--seeds-per-job", "50", cwd=project)
+    res = _cli("progress", "--scale", "smoke", "phe-fig1", "--seeds-per-job", "50", "--cores", "4", cwd=project)
     assert res.returncode == 0, res.stderr
     row = next(ln for ln in res.stdout.splitlines() if ln.startswith("phe-fig1"))
-    assert row.split()[1:] == [str(len(runs)), f"{100 * (len(runs) // 2) / len(runs):.0f}%"]
+    cost = costs.run_costs([fig], 50)
+    rest = sum(cost[f] for f in runs[len(runs) // 2:])
+    assert row.split()[1:3] == [str(len(runs)), f"{100 * (len(runs) // 2) / len(runs):.0f}%"]
+    assert row.endswith(costs.format_cpu_time(rest))                       # the cost model's time of the rest
+    assert f"about {costs.format_cpu_time(rest / 4)} of wall time on 4 cores" in res.stdout
     assert "abc-0-2: seeds 0-1: round 30/300, 4 s elapsed" in res.stdout and "def-0-2" not in res.stdout
 
 

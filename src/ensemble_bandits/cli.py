@@ -470,18 +470,20 @@ def _group_log_shares(log_dir) -> dict:
 
 
 def cmd_progress(args):
-    """How far a run at a scale has got: per figure, the run files it needs and how many exist (or
-    are covered by its committed archive), and the simulate jobs running now with their last
-    progress line (a log without its "done in" line, written to in the last ``--recent`` seconds)."""
+    """How far a run at a scale has got: per figure, the run files it needs, how many exist (or are
+    covered by its committed archive) and the cost model's CPU time of the rest; the whole run's time
+    left on ``--cores`` cores; and the simulate jobs running now with their last progress line (a log
+    without its "done in" line, written to in the last ``--recent`` seconds: round, rate, time left)."""
     from . import archive as archives
 
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
     ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    need_all, have_all = 0, 0
-    print(f"{'figure':16s} {'run files':>10s} {'done':>6s}")
+    need_all, have_all, left = 0, 0, {}
+    print(f"{'figure':16s} {'run files':>10s} {'done':>6s} {'left (model)':>13s}")
     for fid in ids:
         fig = registry.resolve(entries[fid], args.scale, config["scales"])
+        cost = costs.run_costs([fig], per_job)
         runs = registry.figure_runs(fig, per_job)
         covered = set()
         arch = paths.archive_file(args.scale, fid)
@@ -490,12 +492,19 @@ def cmd_progress(args):
                 covered = set(archives.usable_keys(arch, fig))
             except archives.ArchiveError:
                 covered = set()
-        have = sum(1 for f in runs if os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)
+        missing = [f for f in runs if not (os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)]
+        have = len(runs) - len(missing)
         need_all, have_all = need_all + len(runs), have_all + have
+        mine = {f: cost.get(f, 0.0) for f in missing}
+        left.update(mine)
         if runs and (have < len(runs) or args.all):
-            print(f"{fid:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}%")
-    print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}%  (run files, or cells in a "
-          f"committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
+            print(f"{fid:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% {costs.format_cpu_time(sum(mine.values())):>13s}")
+    rest = sum(left.values())
+    print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}% {costs.format_cpu_time(rest):>13s}"
+          f"  (run files, or cells in a committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
+    print(f"left: about {costs.format_cpu_time(rest)} of CPU time by the cost model (runs shared by figures once), "
+          f"about {costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
+          f"within about a factor of 2 on the machine it was fitted on (a running job's own line below is measured)")
     logs = paths.simulate_log(args.scale)
     now, running = time.time(), []
     if os.path.isdir(logs):
@@ -645,6 +654,8 @@ def main(argv=None):
     pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
     pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
     pr.add_argument("--all", action="store_true", help="list complete figures too")
+    pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                    help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
     pr.add_argument("--recent", type=float, default=600.0,
                     help="a job counts as running if its log changed in the last this many seconds (default 600)")
     pr.set_defaults(fn=cmd_progress)
