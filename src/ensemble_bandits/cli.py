@@ -341,7 +341,7 @@ def cmd_timings(args):
 
         page, args.page = args.page, None
         command = " ".join(["ensemble-bandits", "timings", "--scale", args.scale, *(["--cells"] if args.cells else []),
-                            *(["--ids", *args.ids] if args.ids else []), "--page", page])
+                            *args.ids, "--page", page])
         body = pages.captured(cmd_timings, args)
         pages.write_page(page, f"Simulation timings at scale {args.scale}", command,
                          f"Read from the simulate jobs' logs under results/{args.scale}/logs/simulate on the "
@@ -355,13 +355,14 @@ def cmd_timings(args):
                          f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
+    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
     figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
     logged = _JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
     if args.cells:
-        return _timings_per_cell([figs[fid] for fid in args.ids or sorted(entries)], per_job, logged)
+        return _timings_per_cell([figs[fid] for fid in ids], per_job, logged)
     print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'wall s':>9s} {'CPU s':>9s} {'peak MB':>8s}")
     grand, any_logged = [0.0, 0.0], False
-    for fid in args.ids or sorted(entries):
+    for fid in ids:
         fig = figs[fid]
         runs = registry.figure_runs(fig, per_job)
         found = [t for t in (logged.seconds(*RUN_FILE.search(f).groups()) for f in runs) if t is not None]
@@ -569,7 +570,8 @@ def cmd_data(args):
         raise SystemExit(f"{len(failed)} of {len(names)} dataset(s) not usable: {', '.join(failed)}")
 
 
-def main(argv=None):
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: every subcommand and option, each with its help text."""
     from . import __version__
 
     p = argparse.ArgumentParser(prog="ensemble-bandits", description=__doc__,
@@ -588,8 +590,8 @@ def main(argv=None):
 
     s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
-    s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
-    s.add_argument("--out", required=True)
+    s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
+    s.add_argument("--out", required=True, help="the run file to write (.npz)")
     s.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     s.add_argument("--device", default=None, choices=("cpu", "cuda"),
                    help="torch device of the agent (not part of the cell: the workflow sets it from the config's "
@@ -599,7 +601,7 @@ def main(argv=None):
     g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "
                                               "block of seeds -> one .npz run file per cell")
     g.add_argument("--cells", required=True, help="JSON list of cell specs (one environment spec and horizon)")
-    g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"))
+    g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
     g.add_argument("--out", required=True, nargs="+", help="run files, one per cell, in order")
     g.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     g.set_defaults(fn=cmd_simulate_group)
@@ -609,8 +611,8 @@ def main(argv=None):
     a.add_argument("--figure", required=True, help=figure_help)
     a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
     a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
-    a.add_argument("--table", required=True)
-    a.add_argument("--spec", required=True)
+    a.add_argument("--table", required=True, help="the figure table to write (parquet)")
+    a.add_argument("--spec", required=True, help="the plot spec to write (JSON)")
     a.add_argument("--archive", help="the figure's archive: the cells it covers are read from it, not from run files")
     a.add_argument("--staged", help="also write the figure's archive (its cells' compact per-seed rows) here")
     a.add_argument("--archive-sha256", help="the SHA-256 the archive must have (checked before it is read)")
@@ -624,25 +626,25 @@ def main(argv=None):
 
     c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
     c.add_argument("--figure", required=True, help=figure_help)
-    c.add_argument("--table", required=True)
-    c.add_argument("--json", required=True)
-    c.add_argument("--rst", required=True)
+    c.add_argument("--table", required=True, help="the figure table to read (parquet)")
+    c.add_argument("--json", required=True, help="the claims to write (JSON)")
+    c.add_argument("--rst", required=True, help="the claims to write (reStructuredText, for the HTML report)")
     c.add_argument("--record", help="also write the figure's record (REPORT.md's section and its run) here")
     c.set_defaults(fn=cmd_claims)
 
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
-    r.add_argument("--scale", required=True, choices=registry.SCALES)
+    r.add_argument("--scale", required=True, choices=registry.SCALES, help="the scale whose records to report")
     r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
-    r.add_argument("--out", required=True)
+    r.add_argument("--out", required=True, help="the report to write (markdown)")
     r.add_argument("--config-dir", default="config", help="the registry's causes of the verdicts are read here")
-    r.add_argument("--schema", default=None)
+    r.add_argument("--schema", default=None, help="the registry's schema (default: the workflow's)")
     r.set_defaults(fn=cmd_report)
 
     tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
     common(tm)
-    tm.add_argument("--ids", nargs="*", default=None)
-    tm.add_argument("--seeds-per-job", type=int, default=None)
+    tm.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+    tm.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
     tm.add_argument("--cells", action="store_true",
                     help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
     tm.add_argument("--page", default=None, metavar="FILE",
@@ -667,13 +669,16 @@ def main(argv=None):
     es.set_defaults(fn=cmd_estimate)
 
     dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
-    dt.add_argument("action", choices=["check", "fetch"])
+    dt.add_argument("action", choices=["check", "fetch"], help="check: verify SHA-256; fetch: download, then verify")
     dt.add_argument("names", nargs="*", help="datasets (default: all)")
     dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
-    dt.add_argument("--configfile", default=DEFAULT_CONFIG)
+    dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
     dt.set_defaults(fn=cmd_data)
+    return p
 
-    args = p.parse_args(argv)
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     if getattr(args, "configfile", None) == DEFAULT_CONFIG and not os.path.isfile(DEFAULT_CONFIG):
         _enter_project(args)
     if hasattr(args, "scale") and args.scale is None:       # the configured scale, as the workflow's
