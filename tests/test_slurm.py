@@ -1,5 +1,5 @@
 """The SLURM profile against a real scheduler: a single-node SLURM cluster (munged, slurmctld,
-slurmd) started on this machine by workflow/scripts/slurm_ci_up.sh, once without an accounting
+slurmd) started on this machine by tools/slurm_ci_up.sh, once without an accounting
 database (status command squeue) and once with one (slurmdbd + MariaDB; the profile's default
 status command, sacct).
 
@@ -24,7 +24,7 @@ import pytest
 from helpers import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "workflow" / "scripts"
+SCRIPTS = ROOT / "tools"
 pytestmark = pytest.mark.slurm
 
 CONFIG = ["--config", "scale=smoke", "seeds_per_job=2"]
@@ -56,7 +56,7 @@ def slurm_cluster(base: Path, accounting: bool):
         if down.returncode != 0:
             print(f"slurm_ci_down.sh failed (rc {down.returncode}): {down.stdout}{down.stderr}", file=sys.stderr)
     conf = Path("/etc/slurm/slurm.conf")   # left behind, it would stall every later SLURM client call
-    assert not (conf.exists() and conf.read_text().startswith("# written by workflow/scripts/slurm_ci_up.sh")), \
+    assert not (conf.exists() and conf.read_text().startswith("# written by tools/slurm_ci_up.sh")), \
         "slurm_ci_down.sh left its /etc/slurm/slurm.conf (naming a stopped controller) in place"
 
 

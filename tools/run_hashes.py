@@ -1,9 +1,9 @@
 """Hash every run file under results/<scale>/runs: one line per file, 'key/seeds-a-b.npz sha1',
 over every column but the wall times (`seconds`, `seconds_min`, ...), so that two builds can be compared bit for bit:
 
-    python workflow/scripts/run_hashes.py results/smoke/runs > before.txt
+    python tools/run_hashes.py results/smoke/runs > before.txt
     ... change the code, rebuild ...
-    python workflow/scripts/run_hashes.py results/smoke/runs | diff before.txt -
+    python tools/run_hashes.py results/smoke/runs | diff before.txt -
 """
 import hashlib
 import sys

@@ -2,9 +2,9 @@
 # Start a real single-node SLURM cluster (munged + slurmctld + slurmd) on this host, for the CI
 # test tests/test_slurm.py.  Needs root; no systemd needed.
 #
-#   workflow/scripts/slurm_ci_up.sh STATE_DIR      # start; PIDs and logs go to STATE_DIR
-#   WITH_SLURMDBD=1 workflow/scripts/slurm_ci_up.sh STATE_DIR   # ... with an accounting database
-#   workflow/scripts/slurm_ci_down.sh STATE_DIR    # stop exactly those PIDs
+#   tools/slurm_ci_up.sh STATE_DIR      # start; PIDs and logs go to STATE_DIR
+#   WITH_SLURMDBD=1 tools/slurm_ci_up.sh STATE_DIR   # ... with an accounting database
+#   tools/slurm_ci_down.sh STATE_DIR    # stop exactly those PIDs
 #
 # Default: no accounting database, so `sacct` fails: run Snakemake with
 # `--slurm-status-command squeue` (MinJobAge below is 3600 s: keep
@@ -105,11 +105,11 @@ if ! alive slurmctld; then
   H=$(hostname -s); NCPU=$(nproc); MEM=$(( $(free -m | awk '/^Mem:/{print $2}') - 1024 ))
   install -d /etc/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
   # keep a slurm.conf that is not ours; slurm_ci_down.sh puts it back (or removes ours)
-  if [ -e /etc/slurm/slurm.conf ] && ! head -1 /etc/slurm/slurm.conf | grep -q '^# written by workflow/scripts/slurm_ci_up.sh'; then
+  if [ -e /etc/slurm/slurm.conf ] && ! head -1 /etc/slurm/slurm.conf | grep -q '^# written by tools/slurm_ci_up.sh'; then
     cp -p /etc/slurm/slurm.conf "$STATE/slurm.conf.orig"
   fi
   cat > /etc/slurm/slurm.conf <<EOF
-# written by workflow/scripts/slurm_ci_up.sh (CI single-node cluster; state in $STATE)
+# written by tools/slurm_ci_up.sh (CI single-node cluster; state in $STATE)
 ClusterName=ci
 SlurmctldHost=${H}(127.0.0.1)
 SlurmUser=root

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stop exactly the daemons that slurm_ci_up.sh started, by the PIDs recorded in STATE_DIR
 # (never by name).  Safe to call twice, or when up failed half way.
-#   workflow/scripts/slurm_ci_down.sh STATE_DIR
+#   tools/slurm_ci_down.sh STATE_DIR
 set -uo pipefail
 STATE=${1:?usage: slurm_ci_down.sh STATE_DIR}
 gone() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in ""|Z*) return 0;; esac; return 1; }
@@ -27,7 +27,7 @@ done
 # Our slurm.conf names a controller that no longer runs: every SLURM client call (scontrol, and the
 # Snakemake SLURM plugin, which runs `scontrol show config` at import) would retry it for ~10 s.
 # Put back the file slurm_ci_up.sh found, or remove ours.
-if head -1 /etc/slurm/slurm.conf 2>/dev/null | grep -q '^# written by workflow/scripts/slurm_ci_up.sh'; then
+if head -1 /etc/slurm/slurm.conf 2>/dev/null | grep -q '^# written by tools/slurm_ci_up.sh'; then
   if [ -e "$STATE/slurm.conf.orig" ]; then mv -f "$STATE/slurm.conf.orig" /etc/slurm/slurm.conf; else rm -f /etc/slurm/slurm.conf; fi
   echo "slurm_ci_down: restored /etc/slurm/slurm.conf"
 fi
