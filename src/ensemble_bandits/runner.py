@@ -430,16 +430,20 @@ def _blocks(seeds: list, size: int):
     return [seeds[start:start + size] for start in range(0, len(seeds), size)]
 
 
-def _progress(block):
-    """A progress callback for a batch of seeds: every tenth of the run, a line with the round, the
-    elapsed time, the rate and the time left (a job's log shows how far it is and when it will end)."""
+def _progress(block, every: float = 60.0):
+    """A progress callback for a batch of seeds: every tenth of the run and at least every ``every``
+    seconds, a line with the round, the elapsed time, the rate and the time left (a job's log shows
+    how far it is and when it will end; `cli progress` counts a log written to lately as running)."""
     import time
 
     start = time.perf_counter()
+    last = [start]
 
     def progress(t, T):
-        if t == T or t % max(1, T // 10) == 0:
-            elapsed = time.perf_counter() - start
+        now = time.perf_counter()
+        if t == T or t % max(1, T // 10) == 0 or now - last[0] >= every:
+            last[0] = now
+            elapsed = now - start
             rate = f"{t / elapsed:,.0f}" if elapsed > 0 else "?"
             left = _duration((T - t) * elapsed / t) if t else "?"
             print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}, {_duration(elapsed)} elapsed, "
