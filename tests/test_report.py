@@ -132,13 +132,13 @@ def test_summary_table_gives_cause_paper_figure_and_readings(monkeypatch):
     assert "2 claims checked: 0 reproduced, 1 not reproduced, 1 inconclusive." in md
     assert "Of the 2 not reproduced or inconclusive, 1 is reproduced under another documented reading." in md
     assert "Their causes: reading 1, underpowered 1." in md
-    assert "1 designed transposition(s)" in md
+    assert "1 designed claim(s)" in md
     summary = md[md.index("## Summary"):md.index("## Contents")]
     rows = [line for line in summary.splitlines() if line.startswith("| [")]
     assert rows[0].startswith("| [glmes-fig2 · dt](#glmes-fig2) | Fig. 2, arXiv 2510.10730 | ❌ not reproduced | "
                               "reading: the warm-up is redone every epoch | [P] DT - UCB: diff 229")
     assert rows[0].endswith("| paper text: not reproduced · warm-up once: reproduced |")
-    assert "(designed transposition, not counted)" in rows[1]
+    assert "(designed, not counted)" in rows[1]
     assert "underpowered: the interval is wider than the band (about 120 seeds would decide it; this run has 20)" \
         in rows[2]
     assert md.index('<a id="glmes-fig2"></a>') < md.index('<a id="glmes-fig10"></a>')   # natural order

@@ -155,7 +155,8 @@ def findings(figures: list) -> dict:
 
 
 def counted(rows) -> bool:
-    """Whether a finding counts in the tally: not a designed transposition (``finding: false``)."""
+    """Whether a finding counts in the tally: not designed (``finding: false``: a claim transposed to
+    another panel, or a claim or condition of ours)."""
     return all(c.get("finding", True) for _, c in rows)
 
 
@@ -220,7 +221,8 @@ def tally(figures: list) -> str:
         text += (f" {substituted} more rest on a substitute setting (not the paper's, which cannot be had offline) and "
                  "are not counted as failures of the paper.")
     if transposed:
-        text += f" {transposed} designed transposition(s) (a claim tested on another panel) are shown but not counted."
+        text += (f" {transposed} designed claim(s) (a claim tested on another panel, or a claim or condition of ours) "
+                 "are shown but not counted.")
     if reported:
         text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
     return text
@@ -291,7 +293,7 @@ def summary_table(figures: list, scale: str) -> list:
     for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
         fid, c = rows[0]
         status = finding_status(rows)
-        verdict = ICON[status] + ("" if counted(rows) else " (designed transposition, not counted)")
+        verdict = ICON[status] + ("" if counted(rows) else " (designed, not counted)")
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
             f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
@@ -366,7 +368,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     if origin != f["id"]:
                         note += f" *(the finding of {origin}, counted once)*"
                     if c.get("finding") is False:
-                        note += " *(designed transposition: shown, not counted)*"
+                        note += " *(designed: shown, not counted)*"
                     status = ICON[c["status"]]
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
