@@ -188,3 +188,27 @@ def test_registration_signature_and_ensemble_size():
         GLMESAnytime(setting, [0], 10, dt_warmup="never")
     with pytest.raises(ValueError, match="finite arm set or per-round contexts"):
         GLMESAnytime(Setting(B=1, d=3, K=0, action_space="sphere"), [0], 10)
+
+
+@pytest.mark.parametrize("dt_warmup", ["per_epoch", "once"])
+def test_warmup_regret_is_the_regret_of_the_warmup_rounds_of_the_schedule(dt_warmup):
+    """regret_warmup against a naive reference: per-round regret (the differences of the cumulative
+    regret, every round a checkpoint) summed over the rounds that open an epoch, min(warmup, tau_i)
+    of them (epoch 0 only under ``once``), from the schedule alone."""
+    T, T0, b, warmup = 80, 10, 2.0, 4
+    cell = {"env": {"name": "sphere_logistic", "d": 3, "n_arms": 5}, "horizon": T,
+            "agent": {"name": "glm_es_anytime", "T0": T0, "b": b, "warmup": warmup, "dt_warmup": dt_warmup}}
+    cols = runner.simulate_columns(cell, [0, 1, 2])
+    ends = theory.doubling_schedule(T0, b, T)
+    starts = np.concatenate([[1], np.asarray(ends[:-1]) + 1])
+    warm = np.zeros(T + 1, dtype=bool)
+    for i, (s, e) in enumerate(zip(starts, ends)):
+        if i == 0 or dt_warmup == "per_epoch":
+            warm[s:s + min(warmup, e - s + 1)] = True
+    for seed in range(3):
+        rows = cols["seed"] == seed
+        t, R = cols["t"][rows], cols["regret"][rows]
+        assert np.array_equal(t, np.arange(1, T + 1))          # T < 100: every round is a checkpoint
+        per_round = np.diff(np.concatenate([[0.0], R]))
+        assert np.allclose(cols["regret_warmup"][rows], np.cumsum(np.where(warm[1:], per_round, 0.0)))
+    assert (cols["regret_warmup"] <= cols["regret"] + 1e-12).all()

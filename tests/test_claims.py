@@ -362,6 +362,18 @@ def test_check_outcome(name, status):
         assert result.comparisons, "a statistical check hands its comparisons to the claim's decision"
 
 
+def test_final_level_of_a_share_and_of_a_column_the_runs_did_not_record():
+    table, kwargs = _final_level(REPRODUCED)
+    table = table.assign(whole=4.0 * table["ratio"])             # ratio / whole = 0.25 at every row
+    status, numbers = claims.final_level(table, **{**kwargs, "per": "whole", "threshold": 0.3, "relation": "below"})
+    assert status == REPRODUCED and "ratio / whole at t = 100 mean 0.25 [0.25, 0.25]" in numbers
+    result = claims.final_level(table, **{**kwargs, "column": "regret_warmup", "per": "regret"})
+    status, numbers = result
+    assert status == INCONCLUSIVE and not result.comparisons
+    assert numbers == ("regret_warmup / regret: not recorded in these runs (run files written before "
+                       "regret_warmup was recorded)")
+
+
 def test_falls_before_bend_needs_every_resample_and_a_checkpoint_past_t_min():
     table, kwargs = _falls_before_bend(REPRODUCED)
     # seed 4 falls below only after its regret bends: 1 seed of 5 against keeps it undecided

@@ -219,14 +219,19 @@ def _time_calls(agent, spent: dict) -> None:
 
 
 class _Record:
-    """Cumulative pseudo-regret of one agent's batch, and its columns (regret[, accuracy][, probes]) at
-    the checkpoint rounds ``cps``.  ``accuracy`` (an environment whose ``records_accuracy`` is set): the
-    fraction of rounds 1..t whose action was optimal (zero pseudo-regret)."""
+    """Cumulative pseudo-regret of one agent's batch, and its columns (regret[, regret_warmup][,
+    accuracy][, probes]) at the checkpoint rounds ``cps``.  ``regret_warmup`` (an agent whose
+    ``records_warmup`` is set, the doubling trick): the part of the regret from warm-up rounds.
+    ``accuracy`` (an environment whose ``records_accuracy`` is set): the fraction of rounds 1..t whose
+    action was optimal (zero pseudo-regret)."""
 
     def __init__(self, agent, n_seeds: int, cps, env=None):
         self.probe = probes.for_agent(agent)
         self.cum, self.cps, self.k = np.zeros(n_seeds), cps, 0
         self.cols = {"regret": []}
+        self.warm = np.zeros(n_seeds) if getattr(agent, "records_warmup", False) else None
+        if self.warm is not None:
+            self.cols["regret_warmup"] = []
         self.hits = np.zeros(n_seeds) if getattr(env, "records_accuracy", False) else None
         if self.hits is not None:
             self.cols["accuracy"] = []
@@ -234,11 +239,15 @@ class _Record:
     def add(self, t: int, regret, agent, env) -> bool:
         """Add round ``t``'s regret; at a checkpoint, record the columns and return True."""
         self.cum += regret
+        if self.warm is not None:
+            self.warm += np.where(agent.in_warmup(t), regret, 0.0)
         if self.hits is not None:
             self.hits += regret <= 0
         if t != self.cps[self.k]:
             return False
         self.cols["regret"].append(self.cum.copy())
+        if self.warm is not None:
+            self.cols["regret_warmup"].append(self.warm.copy())
         if self.hits is not None:
             self.cols["accuracy"].append(self.hits / t)
         if self.probe is not None:

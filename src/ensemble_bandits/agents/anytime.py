@@ -14,7 +14,10 @@ the horizon, which an anytime agent does not know: the wrapper never reads it). 
 * random streams: the inner agent of epoch i draws from the namespace
   ``agent/<wrapper name>/epoch<i>/<inner name>`` (its ``name`` is set on the instance before its
   ``__init__`` runs; agents name their streams ``agent/<self.name>``), so every epoch has streams of
-  its own, reproducible from (seed, epoch) and independent of the batch.
+  its own, reproducible from (seed, epoch) and independent of the batch;
+* the regret of warm-up rounds is recorded apart (``records_warmup``, when the inner agent has a
+  warm-up): the run's column ``regret_warmup`` is the cumulative regret of the rounds that were an
+  epoch's warm-up, so a figure can say how much of a DT curve's regret its warm-ups cost.
 
 :func:`doubling_trick` makes the registered class: its signature is the wrapper's schedule
 parameters followed by the inner agent's hyper-parameters (those set per epoch left out), so the
@@ -124,6 +127,11 @@ class DoublingTrick:
     def update(self, t, obs, arms, rewards):
         self.agent.update(t - self.first + 1, obs, arms, rewards)
 
+    def in_warmup(self, t):
+        """Seeds (B,) whose round t (of the current epoch) is a warm-up round of that epoch (inner
+        agents with a warm-up only: ``records_warmup``)."""
+        return self.agent.in_warmup(t - self.first + 1)
+
 
 def doubling_trick(inner: type, name: str, m_name: str = "m", scale_name: str = "scale") -> type:
     """The anytime class of agent class ``inner``, registered as ``name``: hyper-parameters T0, b,
@@ -144,5 +152,7 @@ def doubling_trick(inner: type, name: str, m_name: str = "m", scale_name: str = 
     attrs = {"__init__": __init__, "inner": inner, "name": name, "m_name": m_name, "scale_name": scale_name,
              "action_spaces": inner.action_spaces, "distribution_params": dict(inner.distribution_params),
              "uses_accelerator": getattr(inner, "uses_accelerator", False),
+             # the runner splits the regret of warm-up rounds from the rest (column ``regret_warmup``)
+             "records_warmup": hasattr(inner, "in_warmup"),
              "__doc__": f"Anytime {inner.__name__} by the doubling trick (:class:`DoublingTrick`)."}
     return type(f"{inner.__name__}Anytime", (DoublingTrick,), attrs)

@@ -126,23 +126,31 @@ def fraction_at_least(table, column, threshold, curves, panels=None, t_min=1):
 
 
 @check(curves=("curves",))
-def final_level(table, column, threshold, relation, curves, panels=None):
+def final_level(table, column, threshold, relation, curves, panels=None, per=None):
     """The mean of ``column`` over seeds at each curve's last checkpoint is ``relation`` "above" or
     "below" ``threshold``: the edge of its 95 % t-interval on that side of it (e.g. a probe's ratio
-    at the end of the run)."""
+    at the end of the run); with ``per``, of ``column / per`` seed by seed (e.g. the share of the
+    regret from warm-up rounds, regret_warmup / regret).  A column the runs did not record (run files
+    older than it) gives no comparison: "not recorded"."""
     if relation not in ("above", "below"):
         raise ClaimError(f"relation must be 'above' or 'below', got {relation!r}")
     curves_exist(table, curves)
+    name = f"{column} / {per}" if per else column
+    absent = [c for c in (column, per) if c and c not in table.columns]
+    if absent or table[column].isna().all():
+        return Verdict(INCONCLUSIVE, f"{name}: not recorded in these runs (run files written before "
+                                     f"{', '.join(absent) or column} was recorded)")
     test = stats.above if relation == "above" else stats.below
     comparisons, texts = [], []
     for p in panels_of(table, panels):
         fin = final_rows(select(table, p))
         for c in curves:
-            loc = stats.MeanT(fin.loc[fin["curve"] == c, column])
+            rows = fin[fin["curve"] == c]
+            loc = stats.MeanT(rows[column] / rows[per] if per else rows[column])
             lo, hi = loc.interval()
             comparisons.append(Comparison(f"[{p}] {c}", *test(loc, threshold), n=loc.n, estimate=loc.estimate,
                                           halfwidth=(hi - lo) / 2, bounds=(threshold,)))
-            texts.append(f"[{p}] {c}: {column} at t = {int(fin['t'].max())} mean {fmt(loc.estimate)} [{fmt(lo)}, "
+            texts.append(f"[{p}] {c}: {name} at t = {int(fin['t'].max())} mean {fmt(loc.estimate)} [{fmt(lo)}, "
                          f"{fmt(hi)}] (n = {loc.n}) vs {relation} {fmt(threshold)}")
     return verdict(comparisons, texts)
 
