@@ -134,21 +134,39 @@ def test_reading_rows_replace_only_the_curves_the_reading_changes():
     assert readings.primary_rows(table)[lambda d: d["curve"] == "A"]["regret"].mean() > 95
 
 
-def test_override_groups_change_each_panel_as_they_say(entries, config):
-    """epp-fig9a's code reading: G = 4 on the Quadratic panel, 20 on the Vector-quadratic one, and
-    nothing on the Neural panel (which already runs the code's values); the overrides reach the agents."""
-    fig = registry.resolve(entries["epp-fig9a"], "smoke", config["scales"])
-    extra = [s for s in fig["series"] if s.get("reading") == "code"]
+def test_readings_change_each_panel_as_they_say_and_reach_the_agents(entries, config):
+    """epp-fig9a's code readings: G = 4 on the Quadratic panel; G = 20 on the Vector-quadratic one
+    (pending: no cells until its line goes, then its own); nothing on the Neural panel (which already
+    runs the code's values); every other hyper-parameter as the primary's, and the value reaches the agent."""
+    from ensemble_bandits.runner import make_agent, make_env
+
+    entry = copy.deepcopy(entries["epp-fig9a"])
+    assert not any(s.get("reading") == "code-vector"
+                   for s in registry.resolve(entry, "smoke", config["scales"])["series"])
+    del entry["readings"]["code-vector"]["pending"]
+    fig = registry.resolve(entry, "smoke", config["scales"])
     by_panel = {}
-    for s in extra:
-        by_panel.setdefault(s["panel"], set()).add(s["cell"]["agent"]["G"])
-    assert by_panel == {"Quadratic": {4}, "Vector quadratic": {20}}
+    for s in fig["series"]:
+        if "reading" in s:
+            by_panel.setdefault((s["reading"], s["panel"]), set()).add(s["cell"]["agent"]["G"])
+    assert by_panel == {("code", "Quadratic"): {4}, ("code-vector", "Vector quadratic"): {20}}
     primary = {(s["panel"], s["curve"]): s["cell"] for s in fig["series"] if "reading" not in s}
+    extra = [s for s in fig["series"] if "reading" in s]
     for s in extra:
         base = primary[s["panel"], s["base_curve"]]
         assert {k: v for k, v in s["cell"]["agent"].items() if k != "G"} == base["agent"] and s["cell"]["env"] == base["env"]
-    from ensemble_bandits.runner import make_agent, make_env
-
     cell = extra[-1]["cell"]
     env = make_env(cell["env"], [0])
     assert make_agent(cell["agent"], env, [0], 10).G == 20
+
+
+def test_override_groups_change_each_curve_as_they_say(entries, config):
+    """epp-fig3b's code reading, one override group per method: Ensemble++ ranks by the raw logit,
+    Ensemble+ by the largest logit, EpiNet takes softmax before the cross-entropy, and every group
+    (Greedy's too) runs the environment at temperature 1.0."""
+    fig = registry.resolve(entries["epp-fig3b"], "smoke", config["scales"])
+    extra = {s["base_curve"]: s["cell"] for s in fig["series"] if s.get("reading") == "code"}
+    assert {c: {k: v for k, v in cell["agent"].items() if k in ("rank_by", "loss")} for c, cell in extra.items()} == {
+        "Ensemble++": {"rank_by": "logit", "loss": "ce"}, "Ensemble+": {"rank_by": "max_logit", "loss": "ce"},
+        "EpiNet": {"loss": "ce_softmax"}, "Greedy": {"loss": "ce"}}
+    assert all(cell["env"]["temperature"] == 1.0 for cell in extra.values())
