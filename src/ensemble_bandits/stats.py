@@ -305,6 +305,12 @@ def ratio_interval(num, den, level: float = LEVEL):
     return ratio, float((b - root) / a), float((b + root) / a), n
 
 
+def seed_resamples(n: int, n_boot: int = 2000, seed: int = 0) -> np.ndarray:
+    """Row indices (1 + n_boot, n) of a bootstrap over n seeds: row 0 takes every seed once (the
+    estimate), the others n seeds drawn with replacement (``numpy`` generator seeded with ``seed``)."""
+    return np.concatenate([np.arange(n)[None], np.random.default_rng(seed).integers(0, n, (n_boot, n))])
+
+
 def loglog_slope(xs, per_seed, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
     """Least-squares slope of log(mean over seeds) on log x, with a bootstrap over seeds.
 
@@ -314,9 +320,7 @@ def loglog_slope(xs, per_seed, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
     """
     lx = np.log(np.asarray(xs, dtype=float))
     Y = np.asarray(per_seed, dtype=float)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, Y.shape[0], size=(n_boot, Y.shape[0]))
-    means = np.concatenate([Y.mean(axis=0)[None], Y[draws].mean(axis=1)])
+    means = Y[seed_resamples(Y.shape[0], n_boot, seed)].mean(axis=1)
     ly = np.log(np.where(means > 0, means, np.nan))
     cx = lx - lx.mean()
     slopes = (ly - ly.mean(axis=1, keepdims=True)) @ cx / (cx @ cx)

@@ -169,20 +169,25 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
         if reading.get("pending"):
             why = " ".join(reading["pending"].split())
             for res in results:
-                res.setdefault("readings", []).append(
-                    {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
-                     "status": INCONCLUSIVE, "numbers": f"not measured: this reading's runs are pending ({why})"})
+                _add_reading(res, name, reading, {"status": INCONCLUSIVE,
+                                                  "numbers": f"not measured: this reading's runs are pending ({why})"})
             continue
         under = claims_under(claims, reading)
         alt = _evaluate_all(entry, under, reading_rows(table, name), scale, absent, pending)
         for res, other, claim in zip(results, alt, claims):
             overridden = claim["id"] in (reading.get("claims") or {})
             if overridden or (other["status"], other["numbers"]) != (res["status"], res["numbers"]):
-                res.setdefault("readings", []).append(
-                    {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
-                     "status": other["status"], "numbers": other["numbers"],
-                     **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {})})
+                _add_reading(res, name, reading, other)
     return results
+
+
+def _add_reading(res: dict, name: str, reading: dict, other: dict) -> None:
+    """List under claim result ``res`` its verdict ``other`` (status, numbers[, seeds_to_decide])
+    under reading ``name``."""
+    res.setdefault("readings", []).append(
+        {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
+         "status": other["status"], "numbers": other["numbers"],
+         **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {})})
 
 
 def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:

@@ -91,8 +91,7 @@ def rate_ratio(table, relation, threshold, curves=None, early=(0.1, 0.2), late=(
                 continue
             Y = R.to_numpy()[:, [i1, i2, i3, i4]]
             n = len(Y)
-            rows = np.concatenate([np.arange(n)[None], np.random.default_rng(0).integers(0, n, (n_boot, n))])
-            m = Y[rows].mean(axis=1)                                                    # (1 + n_boot, 4)
+            m = Y[stats.seed_resamples(n, n_boot)].mean(axis=1)                         # (1 + n_boot, 4)
             t1, t2, t3, t4 = ts[[i1, i2, i3, i4]]
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = ((m[:, 3] - m[:, 2]) / (t4 - t3)) / ((m[:, 1] - m[:, 0]) / (t2 - t1))
@@ -189,7 +188,7 @@ def falls_before_bend(table, column, threshold, curve, max_slope=0.9, t_min=1, p
             comparisons.append(Comparison(label, 1.0, 1.0))
             texts.append(f"{label}: no checkpoint t >= {t_min} with one at or below t/2")
             continue
-        rows = np.concatenate([np.arange(n)[None], np.random.default_rng(0).integers(0, n, (n_boot, n))])
+        rows = stats.seed_resamples(n, n_boot)
         Rm, Vm = R.to_numpy()[rows].mean(axis=1), V.to_numpy()[rows].mean(axis=1)   # (1 + n_boot, checkpoints)
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = np.log(Rm / Rm[:, np.maximum(prev, 0)]) / np.log(ts / ts[np.maximum(prev, 0)])
