@@ -46,7 +46,9 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+import shlex
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -467,8 +469,13 @@ def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
           f"limit = the round's flops at the fp32 matmul rate measured now, {rate / 1e9:.1f} GFLOP/s", flush=True)
     print(f"   {'figure':10s} {'reading':28s} {'panel':18s} {'G':>3s} {'ms/round':>9s} {'MFLOP':>7s} {'limit ms':>9s} "
           f"{'ratio':>6s} {'fig CPU-h':>10s}", flush=True)
+    entries = registry.load_registry()
     for fid in READING_FIGURES:
-        fig = registry.resolve(registry.load_registry()[fid], "paper", {})
+        fig = registry.resolve(entries[fid], "paper", {})
+        hours = {}                                              # the figure's cost-model CPU-hours per reading
+        for x in fig["series"]:
+            r = x.get("reading", "")
+            hours[r] = hours.get(r, 0.0) + costs.cell_cost_seconds(x["cell"], x["seeds"]) / 3600
         for s in fig["series"]:
             if s["cell"].get("agent", {}).get("name") != "ensemble_pp_neural" or s["panel"] == "Neural":
                 continue
@@ -477,10 +484,8 @@ def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
             ms = ms_per_round(cell["env"], _on(cell["agent"], device), seeds=seeds, rounds=rounds, skip=start)
             flops = round_flops(cell, seeds, start)
             limit = 1e3 * flops / rate
-            hours = sum(costs.cell_cost_seconds(x["cell"], x["seeds"]) for x in fig["series"]
-                        if x.get("reading", "") == reading) / 3600
             print(f"   {fid:10s} {reading or 'paper text':28s} {s['panel'][:18]:18s} {cell['agent'].get('G', 1):3d} "
-                  f"{ms:9.2f} {flops / 1e6:7.1f} {limit:9.2f} {ms / limit:6.2f} {hours:10.1f}", flush=True)
+                  f"{ms:9.2f} {flops / 1e6:7.1f} {limit:9.2f} {ms / limit:6.2f} {hours[reading]:10.1f}", flush=True)
 
 
 def _stand_in_features(cache_dir) -> None:
@@ -544,9 +549,7 @@ def main(argv=None):
     if args.page:
         from . import pages
 
-        flags = [f"--{k}" for k in ("quick", "shared", "neural", "text", "members", "readings") if getattr(args, k)]
-        command = " ".join(["eb-bench", *flags, *(["--device", args.device] if args.device != "cpu" else []),
-                            "--page", args.page])
+        command = shlex.join(["eb-bench", *(sys.argv[1:] if argv is None else argv)])   # as typed
         pages.write_page(args.page, "Benchmark", command, "Speed of the simulations (ensemble_bandits.bench; "
                          "docs/performance.md explains each section).", pages.captured(_run, args))
         return

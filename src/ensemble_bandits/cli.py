@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 import time
 
@@ -340,8 +341,7 @@ def cmd_timings(args):
         from . import pages
 
         page, args.page = args.page, None
-        command = " ".join(["ensemble-bandits", "timings", "--scale", args.scale, *(["--cells"] if args.cells else []),
-                            *args.ids, "--page", page])
+        command = shlex.join(["ensemble-bandits", *args.argv])
         body = pages.captured(cmd_timings, args)
         pages.write_page(page, f"Simulation timings at scale {args.scale}", command,
                          f"Read from the simulate jobs' logs under results/{args.scale}/logs/simulate on the "
@@ -679,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)      # as typed: a generated page names it
     if getattr(args, "configfile", None) == DEFAULT_CONFIG and not os.path.isfile(DEFAULT_CONFIG):
         _enter_project(args)
     if hasattr(args, "scale") and args.scale is None:       # the configured scale, as the workflow's
@@ -717,7 +718,7 @@ def _enter_project(args) -> None:
     if root is None:
         raise SystemExit(f"{args.cmd}: no project here: run this in the directory holding the Snakefile and "
                          f"{DEFAULT_CONFIG} (the clone of the repository), or pass --configfile")
-    for name in ("data_dir", "figure", "table", "spec", "json", "rst", "out"):
+    for name in ("data_dir", "figure", "table", "spec", "json", "rst", "out", "page"):
         if getattr(args, name, None):
             setattr(args, name, os.path.abspath(getattr(args, name)))
     print(f"(working in the project at {root})", file=sys.stderr)
