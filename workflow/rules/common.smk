@@ -207,14 +207,23 @@ def record_claims_rst(w) -> str:
     return claims_rst(fid, read_record(path)["claims"])
 
 
+def built_figures(scale, ids):
+    """Ids whose figure files exist at ``scale``."""
+    return [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]
+
+
+def nothing_built(scale) -> WorkflowError:
+    return WorkflowError(
+        f"--report: no figure has been built at scale {scale!r} yet; build them first, "
+        f"e.g. `snakemake --cores 2 all --config scale={scale}`, then run the report again"
+    )
+
+
 def built_only(scale, ids):
     """Ids whose figure files exist at ``scale`` (for --report), with a note of what is left out."""
-    built = [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]
+    built = built_figures(scale, ids)
     if not built:
-        raise WorkflowError(
-            f"--report: no figure has been built at scale {scale!r} yet; build them first, "
-            f"e.g. `snakemake --cores 2 all --config scale={scale}`, then run the report again"
-        )
+        raise nothing_built(scale)
     if len(built) < len(ids):
         left = [i for i in ids if i not in built]
         print(
@@ -231,6 +240,11 @@ def targets(scale, paper=None):
     if REPORTING:  # the figures built (REPORT.md would pull in every figure: it is not in the report)
         return figure_targets(scale, built_only(scale, ids))
     return figure_targets(scale, ids) + archive_targets(scale, ids) + [summary]
+
+
+# checked while parsing: an error raised in rule all's input function would come with a traceback
+if REPORTING and not built_figures(SCALE, built_ids(SCALE)):
+    raise nothing_built(SCALE)
 
 
 # SLURM runtime request: RUNTIME_SAFETY x the cost model's estimate, plus 10 minutes (job start-up,
