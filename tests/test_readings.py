@@ -102,6 +102,9 @@ def test_a_pending_reading_adds_no_runs_and_its_claims_are_not_measured():
     entry["readings"]["fast"]["pending"] = "its cells run next session"
     fig = registry.resolve(entry, "paper", {"paper": {}})
     assert not any("reading" in s for s in fig["series"])
+    # its cells are listed apart, under the keys they will have once it is run (run by key meanwhile)
+    ran = registry.resolve(_entry(), "paper", {"paper": {}})
+    assert fig["pending_series"] == [s for s in ran["series"] if "reading" in s] != []
     plain = _entry()
     del plain["readings"]
     [res] = evaluate(entry, _table(fig, {}))

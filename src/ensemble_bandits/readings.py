@@ -18,7 +18,8 @@ registry states it).  A reading is a set of overrides applied on top of the entr
         claims:                              # optional: a claim's checks under this reading
           dt-competitive: {checks: [...]}
         pending: <why>                       # optional: declared, its runs not made yet (a paper run
-                                             # in parts): it adds no series, its claims are "not measured"
+                                             # in parts): it adds no series, its claims are "not measured";
+                                             # its cells are listed as the figure's ``pending_series``
 
 A reading with ``agent`` or ``env`` overrides adds series: each changed curve again, as its own cells
 (ordinary cells: cached, shared, split into jobs like any other), labelled "<curve> [<label>]" so a
@@ -67,15 +68,16 @@ def group_for(reading: dict, panel: str, curve: str):
                  and _matches(g.get("panels"), panel)), None)
 
 
-def reading_series(entry: dict, series: list, key_of) -> list:
-    """The series the entry's readings add to the primary ``series`` (``key_of(cell)``: a cell's key).
+def reading_series(entry: dict, series: list, key_of, pending: bool = False) -> list:
+    """The series the entry's readings add to the primary ``series`` (``key_of(cell)``: a cell's key);
+    with ``pending``, those its pending readings will add once run (their cells can be run by key).
     Where the plot draws a line per value of a grid variable (``plot: {hue: <var>}``, e.g. epp-fig10's
     method), a reading's series takes that value labelled like its curve ("Ensemble++ [authors' code]"):
     its own line, not pooled with the primary's seeds at the same x."""
     out = []
     hue = (entry.get("plot") or {}).get("hue")
     for name, r in readings_of(entry).items():
-        if r.get("pending"):
+        if bool(r.get("pending")) != pending:
             continue
         for s in series:
             g = group_for(r, s["panel"], s["curve"])

@@ -274,10 +274,12 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
                        "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
                        "key": cell_key(cell)})
     extra = reading_series(entry, series, cell_key)
+    waiting = reading_series(entry, series, cell_key, pending=True)   # run by key, drawn once not pending
     curves = _unique([*(lab for labs in labels for lab in labs), *(x["curve"] for x in extra)])
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
             "panels": _unique(p["label"] for p in panels), "curves": curves,
-            "series": series + extra, **({"pending_curves": pending} if pending else {})}
+            "series": series + extra, **({"pending_curves": pending} if pending else {}),
+            **({"pending_series": waiting} if waiting else {})}
 
 
 def without_datasets(fig: dict, absent, datasets_of) -> dict:
