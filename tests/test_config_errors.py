@@ -282,6 +282,22 @@ def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, entrie
         cli.main(["estimate", "phe-fig99", "--scale", "paper"])
 
 
+def test_cli_estimate_pending_lists_the_cells_of_pending_readings(capsys, monkeypatch, entries, config):
+    monkeypatch.chdir(ROOT)
+    [fig] = resolved(entries, config, "paper", ["epp-fig3a"])
+    waiting = fig.get("pending_series", [])
+    cli.main(["estimate", "epp-fig3a", "--pending", "--scale", "paper", "--seeds-per-job", "5"])
+    out = capsys.readouterr().out
+    if not waiting:
+        assert out.strip() == "no pending reading among these figures at scale paper"
+        return
+    for s in waiting:                       # each cell by key, with its run files in blocks of 5 seeds
+        assert f" {s['reading']} " in out and f" {s['key']} " in out and s["curve"] in out
+        assert f"results/paper/runs/{s['key']}/seeds-0-5.npz" in out
+    cli.main(["estimate", "phe-fig1", "--pending", "--scale", "paper"])
+    assert capsys.readouterr().out.strip() == "no pending reading among these figures at scale paper"
+
+
 # ---------------------------------------------------------------------------------------
 # through Snakemake (dry runs)
 

@@ -529,6 +529,8 @@ def cmd_estimate(args):
     per_job = args.seeds_per_job or config["seeds_per_job"]
     ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
     figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
+    if args.pending:
+        return _estimate_pending(figs, per_job, args.scale)
     print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
           f"a cost model (ensemble_bandits.costs.cell_cost_seconds, fitted on a 2-core machine, within about a "
           f"factor of 2 there), not a measurement; nothing is run.")
@@ -540,6 +542,25 @@ def cmd_estimate(args):
     total = costs.cost_summary(costs.run_costs(figs, per_job))
     print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {costs.format_cpu_time(total['seconds']):>10s}"
           f"  (cells shared by figures counted once)")
+
+
+def _estimate_pending(figs, per_job, scale):
+    """The cells of the figures' pending readings (their ``pending_series``): each with its key, its
+    estimated CPU time and the run files that run it by key while the reading is pending."""
+    rows = [(fig["id"], s) for fig in figs for s in fig.get("pending_series", [])]
+    if not rows:
+        print(f"no pending reading among these figures at scale {scale}")
+        return
+    print(f"Cells of pending readings at scale {scale} (cost model estimate, seeds_per_job={per_job}); run one "
+          f"by its run files, e.g. `snakemake --cores 1 <run file> --config scale={scale}`, and keep them in "
+          f"figures/{scale}/pending until the reading is run (docs/scales.md):")
+    print(f"{'figure':12s} {'reading':12s} {'key':12s} {'est. CPU':>9s}  curve / run files")
+    for fid, s in rows:
+        blocks = registry.seed_blocks(s["seeds"], per_job)
+        cpu = sum(costs.cell_cost_seconds(s["cell"], b - a) for a, b in blocks)
+        print(f"{fid:12s} {s['reading']:12s} {s['key']:12s} {costs.format_cpu_time(cpu):>9s}  {s['panel']} / {s['curve']}")
+        for a, b in blocks:
+            print(f"{'':48s}{paths.run_file(scale, s['key'], a, b)}")
 
 
 def cmd_data(args):
@@ -666,6 +687,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(es)
     es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
     es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    es.add_argument("--pending", action="store_true",
+                    help="list the cells of pending readings instead: key, estimated CPU time, run files")
     es.set_defaults(fn=cmd_estimate)
 
     dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
