@@ -37,6 +37,32 @@ def _method_figures(entries, config):
     return out
 
 
+def _lab(color):
+    """CIELAB (D65) of an sRGB colour."""
+    c = np.array(mcolors.to_rgb(color))
+    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
+    f = lambda t: np.where(t > 216 / 24389, np.cbrt(t), (24389 / 27 * t + 16) / 116)  # noqa: E731
+    fx, fy, fz = f(xyz / np.array([0.95047, 1.0, 1.08883]))
+    return np.array([116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)])
+
+
+def test_the_methods_of_one_figure_have_colours_a_reader_tells_apart(entries, config):
+    """Every two method families that share a figure differ by a CIELAB distance of at least 25 (about
+    ten just-noticeable differences; the palette's pink and purple, 21 apart, read as one method
+    in epp-fig15 at print size)."""
+    checked = 0
+    for fid, spec, _ in _method_figures(entries, config):
+        fams = sorted({methods.family_of(a) for a in spec["methods"].values()} - {None})
+        for i, a in enumerate(fams):
+            for b in fams[i + 1:]:
+                checked += 1
+                d = np.linalg.norm(_lab(methods.FAMILIES[a][0]) - _lab(methods.FAMILIES[b][0]))
+                assert d >= 25, f"{fid}: {a} and {b} are {d:.1f} apart in CIELAB"
+    assert checked > 20
+    assert np.linalg.norm(_lab("#ffffff") - _lab("#000000")) == pytest.approx(100, abs=0.01)
+
+
 def test_a_method_keeps_its_colour_in_every_figure(entries, config):
     figs = _method_figures(entries, config)
     seen, compared = {}, 0

@@ -24,7 +24,7 @@ FAMILIES = {
     "perturbed history": (_CB[3], "-"),
     "greedy": (_CB[4], "-"),
     "follow the perturbed leader": ("#7570b3", "-"),   # slate blue: the palette's brown is too near a dark orange
-    "Ensemble+": (_CB[6], "-"),
+    "Ensemble+": (_CB[5], "-"),      # brown: the palette's pink sat too near greedy's purple (they share figures)
     "ensemble sampling": (_CB[7], "--"),
     "ensemble sampling, doubling trick": (_CB[9], ":"),
     "EpiNet": (_CB[8], "-"),
