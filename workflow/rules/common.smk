@@ -92,7 +92,7 @@ def cell(scale, key):
         _CELLS[scale] = {}
         for fid in ALL_IDS:
             fig = figure(scale, fid)
-            for s in fig["series"] + fig.get("pending_series", []):    # a pending reading's cells: by key
+            for s in fig["series"] + fig.get("pending_series", []):  # a pending reading's cells: by key
                 _CELLS[scale].setdefault(s["key"], s["cell"])
     if key not in _CELLS[scale]:
         raise WorkflowError(f"no registered cell has key {key} at scale {scale}")
