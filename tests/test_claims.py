@@ -255,6 +255,36 @@ def _linear_fit(status):
                                                                     "group": "n_arms", "rel_spread_max": 0.5}
 
 
+def _linear_fit_replicates(noise_sd, n_boot=200, seed=0):
+    """A min_ensemble_size-like table: replicate 0 on the line M = 2 d, replicates scattered around it."""
+    d = np.repeat(np.arange(10.0, 110.0, 10.0), 3)
+    rng = np.random.default_rng(seed)
+    reps = [pd.DataFrame({"d": d, "n_arms": np.tile([100, 1000, 10000], 10), "M_min": 2.0 * d, "M_max_tried": 400.0,
+                          "replicate": 0})]
+    for r in range(1, n_boot + 1):
+        sd = noise_sd[r % len(noise_sd)]
+        reps.append(reps[0].assign(M_min=2.0 * d + rng.normal(0, sd, d.size), replicate=r))
+    return pd.concat(reps, ignore_index=True)
+
+
+@pytest.mark.parametrize("noise_sd,status", [((2.0,), REPRODUCED), ((2.0, 40.0), INCONCLUSIVE), ((80.0,), FAILED)])
+def test_linear_fit_decides_on_the_bootstrap_interval(noise_sd, status):
+    """The point estimate is a perfect line every time: only the replicates' spread decides."""
+    got, numbers = claims.linear_fit(_linear_fit_replicates(noise_sd), r2_min=0.8, rel_spread_max=0.5)
+    assert got == status, numbers
+    assert "95% intervals over 200 bootstrap resamples" in numbers
+
+
+def test_linear_fit_fits_a_censored_setting_as_a_bound():
+    """A setting never matched within its grid (NaN, M_max_tried 64) far above the others' line: dropping it
+    would pass the line; as a lower bound it pulls the fit and fails it."""
+    d = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    table = pd.DataFrame({"d": d, "n_arms": 100, "M_min": [3.0, 6.0, 9.0, 12.0, np.nan], "M_max_tried": [64.0] * 5})
+    got, numbers = claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5)
+    assert got == FAILED and "1 setting(s) never matched TS" in numbers, numbers
+    assert claims.linear_fit(table.dropna(), r2_min=0.8, rel_spread_max=0.5)[0] == REPRODUCED
+
+
 def _spread_higher(status):
     z = noise(7, 40, 1.0)
     wide = {REPRODUCED: 3.0, FAILED: 0.3, INCONCLUSIVE: 1.05}[status]

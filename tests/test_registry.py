@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import aggregate, claims, data, paths, registry, report, runner, theory
+from ensemble_bandits import aggregate, claims, data, paths, registry, report, runner, stats, theory
 from ensemble_bandits import envs as envs_mod
 from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
 from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic
@@ -668,6 +668,34 @@ def test_min_ensemble_size():
     # the derived table feeds linear_fit (NaN settings are dropped there)
     status, numbers = claims.linear_fit(out)
     assert status == claims.INCONCLUSIVE and "only 2 finite M_min" in numbers
+
+
+def test_min_ensemble_size_bootstrap_replicates_are_seed_resamples():
+    """Replicate 0 is the plain estimate; replicate r recomputes M_min from the means over the seeds
+    of stats.seed_resamples row r (one draw for TS and every M of the panel), checked by a naive loop."""
+    panels = {(10, 100): {1: 400.0, 2: 130.0, 4: 119.0, 8: 105.0}, (20, 100): {1: 500.0, 2: 300.0, 4: 200.0, 8: 150.0}}
+    table = ensemble_table(panels, n_seeds=6)
+    rng = np.random.default_rng(0)
+    table["regret"] = table["regret"] + np.where(table["t"] == 1000, rng.normal(0, 15, len(table)), 0.0)
+    plain = min_ensemble_size(table, threshold=0.02)
+    out = min_ensemble_size(table, threshold=0.02, boot=40, seed=5)
+    assert out.equals(min_ensemble_size(table, threshold=0.02, boot=40, seed=5))
+    zero = out[out["replicate"] == 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(zero, plain)
+    assert sorted(out["replicate"].unique()) == list(range(41))
+    fin = final_rows(table)
+    for i, (panel, sub) in enumerate(fin.groupby("panel", sort=False)):
+        draws = stats.seed_resamples(6, 40, (5, i))
+        for r in (1, 17, 40):
+            def mean(curve):
+                by_seed = sub[sub["curve"] == curve].set_index("seed")["regret"]
+                return np.mean([by_seed[s] for s in draws[r]])
+            ts = mean("TS")
+            ok = [abs(mean(f"ES++ (M = {m})") - ts) / 1000 <= 0.02 for m in (1, 2, 4, 8)]
+            expected = next((m for j, m in enumerate((1, 2, 4, 8)) if all(ok[j:])), np.nan)
+            row = out[(out["panel"] == panel) & (out["replicate"] == r)].iloc[0]
+            assert (np.isnan(expected) and np.isnan(row["M_min"]) and row["censored"]) or row["M_min"] == expected
+    assert out["censored"].any() and not out[out["replicate"] == 0]["censored"].iloc[0]
 
 
 def test_timing_table():

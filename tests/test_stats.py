@@ -40,6 +40,40 @@ def test_fit_through_origin_flat_y():
     assert all(np.isnan(stats.fit_through_origin([0.0, 0.0], [1.0, 2.0])))
 
 
+def test_censored_fit_is_the_exact_minimum():
+    """Against a fine grid search of the same objective: (y - c x)^2 for observed y, max(0, b - c x)^2
+    for y censored above b."""
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n = int(rng.integers(3, 10))
+        x = rng.uniform(5, 100, n)
+        y = 0.7 * x + rng.normal(0, 8, n)
+        cen = rng.random(n) < 0.4
+        b = np.where(cen, y * rng.uniform(0.5, 1.8, n), np.nan)
+        y = np.where(cen, np.nan, y)
+
+        def objective(c):
+            return np.nansum((y - c * x) ** 2) + np.sum(np.where(cen, np.maximum(0, b - c * x) ** 2, 0))
+
+        c, r2 = stats.fit_through_origin_censored(x, y, b)
+        grid = np.linspace(c - 0.05, c + 0.05, 2001)
+        assert objective(c) <= min(objective(g) for g in grid) + 1e-9
+        v = np.concatenate([y[~cen], b[cen]])
+        assert r2 == pytest.approx(1 - objective(c) / np.sum((v - v.mean()) ** 2))
+
+
+def test_censored_fit_reduces_to_the_plain_fit_and_penalises_only_a_line_below_the_bound():
+    x, y = np.array([10.0, 20.0, 30.0, 40.0]), np.array([7.0, 14.0, 20.0, 29.0])
+    plain = stats.fit_through_origin(x, y)
+    assert stats.fit_through_origin_censored(x, y, [np.nan] * 4) == plain
+    with_low_bound = stats.fit_through_origin_censored([*x, 50.0], [*y, np.nan], [np.nan] * 4 + [20.0])
+    assert with_low_bound[0] == pytest.approx(plain[0])           # the line passes above the bound: no cost
+    with_high_bound = stats.fit_through_origin_censored([*x, 50.0], [*y, np.nan], [np.nan] * 4 + [64.0])
+    assert with_high_bound[0] > plain[0] and with_high_bound[1] < plain[1]
+    only_bounds = stats.fit_through_origin_censored([10.0, 20.0], [np.nan, np.nan], [5.0, 30.0])
+    assert only_bounds[0] == pytest.approx(1.5)                    # the smallest slope meeting every bound
+
+
 def test_unknown_band():
     with pytest.raises(ValueError, match="known bands: se, sd, ci95"):
         stats.halfwidth(1.0, 3, "iqr")

@@ -15,6 +15,7 @@ import numpy as np
 from .protocol import TIMED_PARTS
 from .paths import run_key
 from .registry import figure_runs
+from . import stats
 from .stats import final_rows
 
 
@@ -160,24 +161,37 @@ def figure_table(fig: dict, per_job: int, files=None, frames=None):
 
 
 def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
-                      x: str = "d", group: str = "n_arms", size: str = "M"):
+                      x: str = "d", group: str = "n_arms", size: str = "M", boot: int = 0, seed: int = 0):
     """Ensemble++ F-minM: smallest M such that it and every larger M on the grid satisfy
-    |R(Ensemble++(M), T) - R(TS, T)| / T <= threshold (mean regrets over the paired seeds)."""
-    fin = final_rows(table)
-    rows = []
-    for panel, sub in fin.groupby("panel", sort=False):
-        T = int(sub["t"].max())
-        ts = sub[sub["curve"] == baseline]["regret"].mean()
-        ens = sub[sub["curve"] != baseline]
-        means = ens.groupby(size)["regret"].mean().sort_index()
-        ok = (means - ts).abs() / T <= threshold
-        passing = [m for i, m in enumerate(means.index) if ok.iloc[i:].all()]
-        first = ens.iloc[0]
-        rows.append({x: first[x], group: first[group], "M_min": float(passing[0]) if passing else np.nan,
-                     "M_max_tried": float(means.index.max()), "ts_regret": ts, "T": T,
-                     "panel": panel})
+    |R(Ensemble++(M), T) - R(TS, T)| / T <= threshold (mean regrets over the paired seeds).
+
+    A setting whose largest M fails is *censored*: M_min is NaN, ``censored`` true and M_min lies
+    above ``M_max_tried``.  Rows with ``replicate`` 0 use every seed once; ``boot`` > 0 adds rows
+    ``replicate`` 1..boot, each from one bootstrap draw of the seeds (paired: the draw applies to
+    TS and every M of the panel; ``stats.seed_resamples`` seeded with (``seed``, panel index))."""
     import pandas as pd
 
+    fin = final_rows(table)
+    rows = []
+    for i, (panel, sub) in enumerate(fin.groupby("panel", sort=False)):
+        T = int(sub["t"].max())
+        ens = sub[sub["curve"] != baseline]
+        sizes = np.sort(ens[size].astype(float).unique())
+        by_curve = sub.assign(_m=sub[size].where(sub["curve"] != baseline, -np.inf).astype(float))
+        wide = by_curve.pivot_table(index="seed", columns="_m", values="regret", aggfunc="mean")
+        wide = wide.reindex(columns=[-np.inf, *sizes]).to_numpy(dtype=float)    # column 0: TS
+        draws = stats.seed_resamples(wide.shape[0], boot, (seed, i))
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(wide[draws], axis=1)                              # (1 + boot, 1 + len(sizes))
+        ok = np.abs(means[:, 1:] - means[:, :1]) / T <= threshold
+        tail_ok = np.flip(np.logical_and.accumulate(np.flip(ok, axis=1), axis=1), axis=1)
+        reached = tail_ok.any(axis=1)
+        m_min = np.where(reached, sizes[np.argmax(tail_ok, axis=1)], np.nan)
+        first = ens.iloc[0]
+        for r in range(len(m_min)):
+            rows.append({x: first[x], group: first[group], "M_min": float(m_min[r]), "censored": not reached[r],
+                         "M_max_tried": float(sizes.max()), "ts_regret": float(means[r, 0]), "T": T,
+                         "panel": panel, "replicate": r})
     return pd.DataFrame(rows)
 
 

@@ -367,3 +367,32 @@ def fit_through_origin(x, y, r2_if_flat: float = float("nan")):
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else r2_if_flat
     return c, r2
+
+
+def fit_through_origin_censored(x, y, bound, r2_if_flat: float = float("nan")):
+    """:func:`fit_through_origin` where some y are censored from below: a finite y adds (y - c x)^2,
+    a NaN y with a finite ``bound`` (y above the bound, e.g. a minimal M beyond the grid) adds
+    max(0, bound - c x)^2, so only a line below the bound is penalised (x > 0).  The slope is the
+    exact minimum of this convex piecewise quadratic (found per interval between the bounds' slopes
+    b / x); R^2 = 1 - SS_res / SS_tot with SS_tot over the finite y and the bounds."""
+    x, y, b = (np.asarray(v, dtype=float) for v in (x, y, bound))
+    obs = np.isfinite(x) & np.isfinite(y)
+    cen = np.isfinite(x) & ~np.isfinite(y) & np.isfinite(b) & (x > 0)
+    xo, yo, xc, bc = x[obs], y[obs], x[cen], b[cen]
+    if not cen.any():
+        return fit_through_origin(xo, yo, r2_if_flat)
+    kinks = np.sort(bc / xc)                   # the censored point j is active (penalised) while c < b_j / x_j
+    edges = np.concatenate([[-np.inf], kinks, [np.inf]])
+    c = float(kinks[-1])                       # no observed point, every bound met: the smallest such slope
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        act = bc / xc >= hi
+        den = np.sum(xo * xo) + np.sum(xc[act] ** 2)
+        if den > 0:
+            cand = (np.sum(xo * yo) + np.sum(xc[act] * bc[act])) / den
+            if lo <= cand <= hi:
+                c = float(cand)
+                break
+    ss_res = float(np.sum((yo - c * xo) ** 2) + np.sum(np.maximum(0.0, bc - c * xc) ** 2))
+    v = np.concatenate([yo, bc])
+    ss_tot = float(np.sum((v - v.mean()) ** 2))
+    return c, 1.0 - ss_res / ss_tot if ss_tot > 0 else r2_if_flat

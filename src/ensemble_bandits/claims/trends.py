@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..stats import final_rows, fit_through_origin
+from ..stats import final_rows
 from .core import (FAILED, INCONCLUSIVE, REPRODUCED, ClaimError, Comparison, Verdict, check, combine, curves_exist,
                    exact, fmt, panels_of, select, verdict)
 
@@ -259,22 +259,57 @@ def ratio_below(table, numerator, denominator, threshold, column="seconds", pane
     return Verdict(combine(statuses), "; ".join(texts))
 
 
+def _linear_fit_stats(df, x, y):
+    """(slope, R^2, mean within-x range, range of x-means, observed count) of one replicate; a NaN y
+    with a finite M_max_tried is censored there (its bound stands in for it in the spread)."""
+    bound = df["M_max_tried"].astype(float) if "M_max_tried" in df else pd.Series(np.nan, index=df.index)
+    yv = df[y].astype(float)
+    c, r2 = stats.fit_through_origin_censored(df[x], yv, bound, r2_if_flat=1.0)   # flat y counts as fitted
+    per_x = yv.fillna(bound).groupby(df[x])
+    within = float((per_x.max() - per_x.min()).mean())
+    across = float(per_x.mean().max() - per_x.mean().min())
+    return c, r2, within, across, int(np.isfinite(yv).sum())
+
+
+def _ratio(within, across):
+    return within / across if across > 0 else float("inf")
+
+
 @check()
 def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_max=0.5):
     """M_min ~ c x through the origin with R^2 >= r2_min, and the spread across ``group`` at equal x
-    small next to the change across x (mean within-x range / range of x-means <= rel_spread_max)."""
-    df = table.dropna(subset=[y])
-    if len(df) < 3:
-        return Verdict(INCONCLUSIVE, f"only {len(df)} finite {y} values (others not reached within the grid)")
-    # a y without spread counts as fitted (R^2 = 1), as it always has here
-    c, r2 = fit_through_origin(df[x], df[y], r2_if_flat=1.0)
-    per_x = df.groupby(x)[y]
-    within = float((per_x.max() - per_x.min()).mean())
-    across = float(per_x.mean().max() - per_x.mean().min())
-    rel = within / across if across > 0 else float("inf")
-    missing = int(pd.isna(table[y]).sum())
-    return exact(bool(r2 >= r2_min and rel <= rel_spread_max),
-                 f"slope {fmt(c)}, R^2 {fmt(r2)} (min {r2_min}); within-{x} spread across {group} "
-                 f"{fmt(within)} vs across-{x} range {fmt(across)} (ratio {fmt(rel)}, max {rel_spread_max})"
-                 + (f"; {missing} setting(s) never matched TS within the grid" if missing else ""))
+    small next to the change across x (mean within-x range / range of x-means <= rel_spread_max).
 
+    A NaN y with a finite ``M_max_tried`` (a setting whose largest M never matched: censored) enters
+    the fit as "above M_max_tried" (stats.fit_through_origin_censored) and the spread at its bound;
+    fewer than 3 uncensored values: inconclusive.  With bootstrap replicates (rows ``replicate`` > 0,
+    aggregate.min_ensemble_size's ``boot``) slope, R^2 and the spread ratio get 95% percentile
+    intervals over seed resamples: reproduced when R^2's interval lies at or above r2_min and the
+    ratio's at or below its max, not reproduced when either lies wholly on the wrong side,
+    inconclusive otherwise.  Without replicates the point values decide."""
+    rep = table["replicate"] if "replicate" in table else pd.Series(0, index=table.index)
+    point = table[rep == 0]
+    c, r2, within, across, n_obs = _linear_fit_stats(point, x, y)
+    censored = int(point[y].isna().sum())
+    if n_obs < 3:
+        return Verdict(INCONCLUSIVE, f"only {n_obs} finite {y} values (others not reached within the grid)")
+    rel = _ratio(within, across)
+    cens_text = (f"; {censored} setting(s) never matched TS within the grid, fitted as censored "
+                 f"(above the largest M tried)" if censored else "")
+    boots = [_linear_fit_stats(sub, x, y) for r, sub in table[rep > 0].groupby(rep[rep > 0])]
+    if not boots:
+        return exact(bool(r2 >= r2_min and rel <= rel_spread_max),
+                     f"slope {fmt(c)}, R^2 {fmt(r2)} (min {r2_min}); within-{x} spread across {group} "
+                     f"{fmt(within)} vs across-{x} range {fmt(across)} (ratio {fmt(rel)}, max {rel_spread_max})"
+                     + cens_text)
+    b = np.array(boots, dtype=float)
+    slope_b, r2_b = stats.Bootstrap(c, b[:, 0]), stats.Bootstrap(r2, b[:, 1])
+    rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]])
+    (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = slope_b.interval(), r2_b.interval(), rel_b.interval()
+    fit_status = REPRODUCED if r_lo >= r2_min else FAILED if r_hi < r2_min else INCONCLUSIVE
+    spread_status = REPRODUCED if q_hi <= rel_spread_max else FAILED if q_lo > rel_spread_max else INCONCLUSIVE
+    return Verdict(combine([fit_status, spread_status]),
+                   f"slope {fmt(c)} [{fmt(s_lo)}, {fmt(s_hi)}], R^2 {fmt(r2)} [{fmt(r_lo)}, {fmt(r_hi)}] "
+                   f"(min {r2_min}); within-{x} spread across {group} {fmt(within)} vs across-{x} range "
+                   f"{fmt(across)}: ratio {fmt(rel)} [{fmt(q_lo)}, {fmt(q_hi)}] (max {rel_spread_max}); "
+                   f"95% intervals over {len(boots)} bootstrap resamples of the seeds" + cens_text)

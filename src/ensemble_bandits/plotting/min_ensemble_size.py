@@ -1,10 +1,11 @@
 """Kind min_ensemble_size: the minimum ensemble size against the dimension, one line per
-number of arms, with a least-squares fit through the origin."""
+number of arms, with a least-squares fit through the origin (settings censored at the top of their
+grid enter it as bounds, as in the claim that reads it: claims.linear_fit)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..stats import fit_through_origin
+from ..stats import fit_through_origin_censored
 from .style import (
     MARKERS,
     finish_figure,
@@ -21,14 +22,19 @@ from .style import (
 
 
 def draw(df, spec, plot):
-    """Table columns d, n_arms, M_min (NaN = not reached), optional M_max_tried and panel.
+    """Table columns d, n_arms, M_min (NaN = not reached), optional M_max_tried, panel and
+    replicate (rows > 0: bootstrap resamples, which give the fitted slope its 95% interval).
     Options: x (default d), y (default M_min), group (default n_arms), xlabel, ylabel, logy, fit."""
     kind = "min_ensemble_size"
     xcol, ycol, gcol = plot.get("x", "d"), plot.get("y", "M_min"), plot.get("group", "n_arms")
     require(df, [xcol, ycol, gcol], kind)
+    boot = df[df["replicate"] > 0] if "replicate" in df.columns else df.iloc[:0]
+    if "replicate" in df.columns:
+        df = df[df["replicate"] == 0]
     if "panel" in df.columns and len(df) and df.groupby("panel").size().max() == 1:
         # one row per simulated panel: the panels are the grid over x and group, drawn on one axis
         df, panels = df.drop(columns="panel").assign(panel=""), [""]
+        boot = boot.assign(panel="")
     else:
         df, panels = panel_column(df, spec)
     groups = sorted_values(df[gcol])
@@ -56,15 +62,19 @@ def draw(df, spec, plot):
                     top = s["M_max_tried"].astype(float)[~ok].fillna(top_default)
                 else:
                     top = np.full(int((~ok).sum()), top_default)
-                ax.scatter(s[xcol][~ok], top, marker="x", s=45, color=pal[i], zorder=4,
-                           label=None if missing_labelled else "not reached (top of grid)")
+                ax.scatter(s[xcol][~ok], top, marker="^", s=45, color=pal[i], zorder=4,
+                           label=None if missing_labelled else "never matched: above the largest M tried")
                 missing_labelled = True
         if plot.get("fit", True):
-            c, r2 = fit_through_origin(sp[xcol], sp[ycol])
+            c, r2 = _fit(sp, xcol, ycol)
             if np.isfinite(c):
                 xs = np.linspace(0, float(sp[xcol].max()), 50)
+                spb = boot[boot["panel"] == panel] if "panel" in boot.columns else boot
+                slopes = [_fit(r, xcol, ycol)[0] for _, r in spb.groupby("replicate")] if len(spb) else []
+                ci = (" [{:.3g}, {:.3g}]".format(*np.nanquantile(slopes, [0.025, 0.975]))
+                      if len(slopes) >= 20 else "")
                 ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
-                        label=f"LS fit through 0:\n{ycol} = {c:.3g}·{xcol}, R² = {r2:.2f}")
+                        label=f"LS fit through 0:\n{ycol} = {c:.3g}{ci}·{xcol}, R² = {r2:.2f}")
         ax.set_xlabel(plot.get("xlabel", "dimension d" if xcol == "d" else xcol))
         ax.set_ylabel(plot.get("ylabel", "minimum ensemble size $M_{\\min}$" if ycol == "M_min" else ycol))
         if plot.get("logy"):
@@ -85,3 +95,8 @@ def draw(df, spec, plot):
             break
     finish_figure(fig, spec, kind, footer_text(spec, kind, n_text))
     return fig
+
+
+def _fit(df, xcol, ycol):
+    bound = df["M_max_tried"] if "M_max_tried" in df.columns else np.full(len(df), np.nan)
+    return fit_through_origin_censored(df[xcol], df[ycol], bound)
