@@ -217,6 +217,12 @@ def test_the_papers_stated_numbers_are_drawn_beside_ours_and_marked(entries):
     fig, md = table_kind.draw(df, spec, {"columns": {"curve": "agent", "seconds_median": "median s"}})
     plt.close(fig)
     assert list(md.columns) == ["agent", "median s", "paper's s / run"] and md.iloc[:, 2].tolist() == ["273", ""]
+    # a value the paper states for one setting (panel) stays off the rows of the others
+    two = pd.concat([df.assign(panel="d = 5"), df.assign(panel="d = 10")], ignore_index=True)
+    spec["paper_values"][0]["panel"] = "d = 5"
+    fig, md = table_kind.draw(two, spec, {"columns": {"panel": "setting", "curve": "agent"}})
+    plt.close(fig)
+    assert md.iloc[:, 2].tolist() == ["273", "", "", ""]
     curves, cspec = plotting.demo("regret_curves")
     cspec = {**cspec, "horizon": 1000, "paper_values": [{"label": "final regret", "quote": "q", "y": 500.0,
                                                         "panel": cspec["panels"][0]}]}

@@ -706,6 +706,9 @@ def test_timing_table():
     assert out.loc["fast", "seconds_per_run"] == pytest.approx(2.0)
     assert out.loc["slow", "total_seconds"] == pytest.approx(15.0)
     assert out.loc["slow", "us_per_round"] == pytest.approx(1e6 * 5.0 / 100)
+    assert out["variates_per_round"].isna().all()                   # run files without the count
+    counted = timing_table(pd.DataFrame(rows).assign(variates=lambda df: 300.0 + 100 * df["seed"]))
+    assert counted["variates_per_round"].tolist() == pytest.approx([4.0, 4.0])   # mean 400 over 100 rounds
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ TIMED = dict(CELL, timing="unbatched")
 
 
 def _numbers(cols):
-    return {k: v for k, v in cols.items() if not k.startswith("seconds")}
+    return {k: v for k, v in cols.items() if not k.startswith("seconds") and k != "variates"}
 
 
 def test_timed_cell_repeats_and_records_median_and_spread():
@@ -25,12 +25,29 @@ def test_timed_cell_repeats_and_records_median_and_spread():
     for k, v in _numbers(batched).items():
         assert np.array_equal(cols[k], v), k
     assert set(cols) - set(batched) == {"seconds_min", "seconds_max", "seconds_repeats", "seconds_select",
-                                        "seconds_update"}
+                                        "seconds_update", "variates"}
     assert np.all(cols["seconds_repeats"] == 3)
     assert np.all((cols["seconds_min"] <= cols["seconds"]) & (cols["seconds"] <= cols["seconds_max"]))
     assert np.all(cols["seconds_min"] > 0)
     for c in ("seconds", "seconds_min", "seconds_max"):      # one value per seed
         assert pd.DataFrame({"seed": cols["seed"], c: cols[c]}).groupby("seed")[c].nunique().eq(1).all()
+
+
+def test_variates_count_the_random_numbers_a_run_draws():
+    """The hardware-free measure of a timed run: LinPHE takes words_for(ceil(a (t - 1)) + K) 64-bit words
+    in each round t after its d basis rounds (rng.binomial_half_fixed), LinTS d normals every round,
+    whichever way it factors; counted by a naive loop over the rounds."""
+    import math
+
+    from ensemble_bandits.rng import words_for
+
+    d, K, T, a = 3, 8, 60, 0.5
+    cols = runner.simulate_columns(TIMED, [4, 1], repeats=1)
+    expected = sum(words_for(math.ceil(a * (t - 1)) + K) for t in range(d + 1, T + 1))
+    assert np.all(cols["variates"] == expected)
+    for sampler in ("sqrt", "cholesky"):
+        lints = dict(TIMED, agent={"name": "lints", "sampler": sampler})
+        assert np.all(runner.simulate_columns(lints, [2], repeats=1)["variates"] == d * T)
 
 
 def test_default_repeats():

@@ -204,7 +204,9 @@ def timing_table(table, parts: bool = False):
     ``seconds_q3``; ``repeats`` timed runs per seed (1: a batched cell) and ``repeat_spread``, the
     median over seeds of (slowest - fastest) / median of a seed's repeats; the mean
     ``seconds_per_run``, its ``seconds_sd`` and ``total_seconds`` (sums of per-seed values);
-    ``us_per_round`` = 1e6 seconds_median / rounds.
+    ``us_per_round`` = 1e6 seconds_median / rounds; ``variates_per_round``, the random numbers the agent
+    drew per round (mean over seeds; a count no hardware changes, recorded by timing cells; NaN for
+    batched cells and older run files).
 
     With ``parts``: timing cells also time the agent's calls apart (protocol.TIMED_PARTS), so per part P
     in ``select`` (arm selection) and ``update`` (model update) the table has ``P_median`` (median
@@ -212,8 +214,9 @@ def timing_table(table, parts: bool = False):
     seeds), and ``P_share`` = P_median / seconds_median; NaN for curves without them (batched cells,
     run files written before the split was measured)."""
     fin = final_rows(table).copy()
-    if "seconds_repeats" not in fin:
-        fin["seconds_repeats"] = np.nan
+    for col in ("seconds_repeats", "variates"):
+        if col not in fin:
+            fin[col] = np.nan
     if "seconds_min" in fin and "seconds_max" in fin:
         fin["_spread"] = (fin["seconds_max"] - fin["seconds_min"]) / fin["seconds"]
     else:
@@ -231,9 +234,10 @@ def timing_table(table, parts: bool = False):
         seconds_median=("seconds", "median"), seconds_q1=("seconds", lambda x: x.quantile(0.25)),
         seconds_q3=("seconds", lambda x: x.quantile(0.75)), repeat_spread=("_spread", "median"),
         seconds_per_run=("seconds", "mean"), seconds_sd=("seconds", "std"),
-        total_seconds=("seconds", "sum"), rounds=("t", "max"), **split).reset_index()
+        total_seconds=("seconds", "sum"), rounds=("t", "max"), variates=("variates", "mean"), **split).reset_index()
     out["repeats"] = out["repeats"].fillna(1).astype(int)
     out["us_per_round"] = 1e6 * out["seconds_median"] / out["rounds"]
+    out["variates_per_round"] = out.pop("variates") / out["rounds"]
     for part in parts:
         out[f"{part}_share"] = out[f"{part}_median"] / out["seconds_median"]
     return out

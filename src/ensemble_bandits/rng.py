@@ -45,9 +45,11 @@ class BlockStream:
         dtype = np.uint64 if kind == "bits" else np.float64
         self._buf = np.empty((len(self.gens), 0), dtype=dtype)
         self._pos = 0
+        self.taken = 0                      # variates handed out per seed so far (pre-drawn blocks not counted)
 
     def take(self, n: int) -> np.ndarray:
         n = int(n)
+        self.taken += n
         if self._pos + n > self._buf.shape[1]:
             size = max(self.block, n)
             fresh = np.stack([_draw(g, self.kind, size) for g in self.gens])
@@ -68,9 +70,17 @@ class Streams:
     def __init__(self, seeds, namespace: str):
         self.seeds = [int(s) for s in seeds]
         self.namespace = namespace
+        self.made: list[BlockStream] = []
 
     def __call__(self, name: str, kind: str, block: int = 4096) -> BlockStream:
-        return BlockStream(self.seeds, f"{self.namespace}/{name}", kind, block)
+        stream = BlockStream(self.seeds, f"{self.namespace}/{name}", kind, block)
+        self.made.append(stream)
+        return stream
+
+    def taken(self) -> int:
+        """Variates handed out per seed by this factory's block streams (a normal, a uniform or a 64-bit
+        word each): a count of the random numbers a run consumed that no hardware changes."""
+        return sum(s.taken for s in self.made)
 
     def per_seed(self, name: str, fn) -> np.ndarray:
         """Stack ``fn(generator)`` over seeds: for one-off draws such as problem instances."""

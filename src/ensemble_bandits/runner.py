@@ -263,7 +263,8 @@ class _Record:
 def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None, data_dir=None):
     """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``.
     ``spent``: a dict whose ``select`` and ``update`` entries accumulate the wall time of the agent's
-    select and update calls (timing cells only: the clock reads add a little to the run).
+    select and update calls (timing cells only: the clock reads add a little to the run); ``variates``
+    is set to the random numbers the agent's block streams handed out per seed (rng.Streams.taken).
     ``data_dir``: for an environment that reads datasets (:func:`make_env`)."""
     T = int(cell["horizon"])
     env = make_env(cell["env"], seeds, data_dir)
@@ -274,6 +275,8 @@ def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None,
     for rnd in play(env, agent, T):
         if rec.add(rnd.t, rnd.regret, agent, env) and progress:
             progress(rnd.t, T)
+    if spent is not None and hasattr(agent, "streams"):
+        spent["variates"] = agent.streams.taken()
     return rec.columns()
 
 
@@ -353,6 +356,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, da
     _run_batch(dict(cell, horizon=min(T, 200)), seeds[:1], checkpoints(min(T, 200)), data_dir=data_dir)
     first, secs = {}, np.zeros((repeats, len(seeds)))
     parts = {part: np.zeros((repeats, len(seeds))) for part in TIMED_PARTS}
+    variates = np.full(len(seeds), np.nan)
     for r in range(repeats):
         for i, seed in enumerate(seeds):
             gc.collect()
@@ -364,6 +368,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, da
                 parts[part][r, i] = spent[part]
             if r == 0:
                 first[seed] = res
+                variates[i] = spent.get("variates", np.nan)
             elif not _same_numbers(res, first[seed]):
                 raise RuntimeError(f"timing repeat {r + 1} of seed {seed} gave other numbers than the first "
                                    f"run: a timed run must be the same run every time")
@@ -380,6 +385,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, da
     cols["seconds_repeats"] = np.full(n * len(seeds), repeats, dtype=np.int64)
     for part in TIMED_PARTS:                   # the agent's select / update time, median of the repeats
         cols[f"seconds_{part}"] = np.repeat(np.median(parts[part], axis=0), n)
+    cols["variates"] = np.repeat(variates, n)  # random numbers of the whole run (hardware-free)
     return cols
 
 
@@ -394,8 +400,9 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     the seed's timed runs, ``seconds_min`` / ``seconds_max`` their spread, ``seconds_repeats`` their
     number, ``seconds_select`` / ``seconds_update`` the medians of the time spent in the agent's
     ``select`` and ``update`` calls (:data:`TIMED_PARTS`; only timed runs read that clock, so batched
-    runs are untouched).  Wall-time columns all start with ``seconds``; no other column depends on
-    the mode.  ``data_dir``: the datasets directory, for an environment that reads datasets.
+    runs are untouched), and ``variates`` the random numbers the agent drew in the run (a measure of
+    its sampling work that no hardware changes).  Wall-time columns all start with ``seconds``; apart
+    from ``variates`` no other column depends on the mode.  ``data_dir``: the datasets directory, for an environment that reads datasets.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:

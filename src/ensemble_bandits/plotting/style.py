@@ -478,10 +478,14 @@ def paper_points(ax, spec: dict, panel: str = "") -> None:
 
 def paper_columns(df: pd.DataFrame, spec: dict, by: str = "curve") -> pd.DataFrame:
     """``df`` with a column per registry ``paper_values`` item that has ``column`` and ``values``
-    ({row's ``by`` value: the paper's number}; blank where the paper states none)."""
+    ({row's ``by`` value: the paper's number}; blank where the paper states none, and on the rows of
+    other panels than the item's ``panel``)."""
     for v in spec.get("paper_values") or []:
         if v.get("column") and v.get("values") and by in df.columns:
-            df = df.assign(**{v["column"]: df[by].map(v["values"])})
+            values = df[by].map(v["values"])
+            if v.get("panel") and "panel" in df.columns:
+                values = values.where(df["panel"] == v["panel"])
+            df = df.assign(**{v["column"]: values})
     return df
 
 
