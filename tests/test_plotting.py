@@ -116,6 +116,43 @@ def test_regret_curves_options(tmp_path):
     assert (tmp_path / "b.pdf").stat().st_size > 1000 and not (tmp_path / "b.png").exists()
 
 
+def _spread_runs(spread):
+    """Two curves of 20 seeds whose final regrets differ by 10 and spread by ``spread`` (s.d.)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for c, end in (("A", 100.0), ("B", 110.0)):
+        for seed, z in enumerate(rng.standard_normal(20)):
+            rows += [{"panel": "p", "curve": c, "seed": seed, "t": t, "regret": (end + spread * z) * t / 1000}
+                     for t in (100, 250, 500, 750, 1000)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("spread, band, style, bars", [
+    (50.0, "sd", "auto", True),       # s.d. bands that overlap: bars at a few rounds
+    (1.0, "sd", "auto", False),       # s.d. bands apart: filled
+    (50.0, "ci95", "auto", False),    # "auto" turns only s.d. bands into bars
+    (50.0, "sd", "fill", False),
+    (1.0, "ci95", "bars", True),
+])
+def test_overlapping_sd_bands_become_bars(spread, band, style, bars):
+    import matplotlib.collections as mc
+    import matplotlib.pyplot as plt
+
+    fig = plotting.regret_curves.draw(_spread_runs(spread), {"id": "x", "band": band}, {"band_style": style})
+    ax = fig.axes[0]
+    fills = [c for c in ax.collections if isinstance(c, mc.PolyCollection)]
+    errorbars = [c for c in ax.collections if isinstance(c, mc.LineCollection)]
+    footer = next(t.get_text() for t in fig.texts if "scale=" in t.get_text())
+    plt.close(fig)
+    assert (len(errorbars) == 2 and not fills) if bars else (len(fills) == 2 and not errorbars)
+    assert (f"bars: {plotting.BANDS[band]}" in footer) == bars and (f"band: {plotting.BANDS[band]}" in footer) != bars
+
+
+def test_a_band_style_that_does_not_exist_is_named():
+    with pytest.raises(ValueError, match="band_style 'dots' is not one of auto, fill, bars"):
+        plotting.regret_curves.draw(_spread_runs(1.0), {"id": "x", "band": "sd"}, {"band_style": "dots"})
+
+
 def test_final_vs_param_options(tmp_path):
     df, spec = plotting.demo("final_vs_param")
     spec["plot"] = {"x": "M", "logx": True, "logy": True, "base": 2, "hlines": ["TS"], "reference_slope": -0.5}
@@ -272,7 +309,7 @@ def test_a_misspelt_plot_option_or_static_table_fails_before_any_job(entries, co
     entry = dict(entries["phe-fig1"], plot={"legnd_loc": "outside"})
     fig = registry.resolve(entry, "smoke", config["scales"])
     with pytest.raises(RegistryError, match=r"figure 'phe-fig1': plot option\(s\) \['legnd_loc'\] are not read by plot "
-                                            r"kind 'regret_curves'; its options: alpha, black, "):
+                                            r"kind 'regret_curves'; its options: alpha, band_style, black, "):
         validation.check_figure(entry, fig, config["scales"])
     entry = dict(entries["phe-tab1"], static={"name": "nope"})
     fig = registry.resolve(entry, "smoke", config["scales"])

@@ -328,12 +328,16 @@ def subplots(n: int, ncols=None, w=PANEL_W, h=PANEL_H, **kw):
     return fig, flat[:n]
 
 
-def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str | None = None) -> str:
+def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str | None = None,
+                bars: bool | str = False) -> str:
+    """``bars``: "all" (every panel draws its band as bars), True (some panels do), False (none)."""
     parts = [str(spec.get("id") or f"demo-{kind}"), f"scale={spec.get('scale') or 'demo'}"]
     if n_text:
         parts.append(n_text)
     if band_kind:
-        parts.append(f"band: {BANDS.get(band_kind, band_kind)}")
+        what = BANDS.get(band_kind, band_kind)
+        parts.append(f"bars: {what}" if bars == "all" else f"band: {what} (bars where bands overlap)" if bars
+                     else f"band: {what}")
     paper = str(spec.get("id") or "").split("-")[0]
     if paper in ARXIV:
         item = paper_figure({"title": spec.get("title", ""), "paper": paper})
@@ -342,9 +346,10 @@ def footer_text(spec: dict, kind: str, n_text: str | None = None, band_kind: str
     return " · ".join(parts)
 
 
-def seeds_footer(spec: dict, kind: str, df: pd.DataFrame, band_kind: str | None) -> str:
-    """Footer of a simulation figure: the seeds per (panel, curve) of ``df`` and the band."""
-    return footer_text(spec, kind, seeds_text(seed_counts(df)), band_kind)
+def seeds_footer(spec: dict, kind: str, df: pd.DataFrame, band_kind: str | None, bars: bool | str = False) -> str:
+    """Footer of a simulation figure: the seeds per (panel, curve) of ``df`` and the band (``bars``:
+    drawn as bars at a few rounds, see :func:`footer_text`)."""
+    return footer_text(spec, kind, seeds_text(seed_counts(df)), band_kind, bars)
 
 
 def finish_figure(fig, spec: dict, kind: str, footer: str):
