@@ -111,6 +111,15 @@ def test_method_look_shades_a_family_and_marks_readings():
     assert st["Lin-ES, ablation"]["linestyle"] != "--"
     assert np.allclose(st["Lin-TS"]["color"], orange) and np.allclose(st["Lin-TS [code]"]["color"], orange)
     assert st["Lin-TS [code]"]["linestyle"] == methods.READING_LINESTYLE
+    # two readings: each its own line style, the same for every base curve
+    two = curves + ["Lin-ES [code]", "Lin-TS [once]", "Lin-ES [once]"]
+    spec2 = {"methods": {**spec["methods"], "Lin-ES [code]": "ensemble_sampling", "Lin-TS [once]": "lints",
+                         "Lin-ES [once]": "ensemble_sampling"},
+             "readings": {**spec["readings"], "Lin-ES [code]": "Lin-ES", "Lin-TS [once]": "Lin-TS",
+                          "Lin-ES [once]": "Lin-ES"}}
+    st2 = style.curve_styles(pd.DataFrame({"curve": two}), two, {}, spec2)
+    assert st2["Lin-ES [code]"]["linestyle"] == st2["Lin-TS [code]"]["linestyle"] == methods.READING_LINESTYLE
+    assert st2["Lin-ES [once]"]["linestyle"] == st2["Lin-TS [once]"]["linestyle"] != methods.READING_LINESTYLE
     one_family = style.curve_styles(pd.DataFrame({"curve": curves[:2]}), curves[:2], {}, spec)
     assert not np.allclose(one_family["Lin-ES"]["color"], grey)   # a sweep of one method: ordered palette
 

@@ -56,7 +56,8 @@ AGENT_SHADE = {
     "glm_es": -0.45, "neural_es": -0.8,
     "glm_es_anytime": -0.4, "neural_es_anytime": -0.4,
 }
-READING_LINESTYLE = "-."
+READING_LINESTYLE = "-."                                      # the first reading's curves
+READING_LINESTYLES = [READING_LINESTYLE, ":", (0, (6, 2, 1, 2, 1, 2))]   # readings in order of appearance
 _MORE_STYLES = ["-", "--", ":", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (8, 2))]
 
 
@@ -94,7 +95,9 @@ def method_styles(curves, methods: dict, readings: dict) -> dict:
     """curve -> {color, linestyle} for the curves whose agent belongs to a known family (``methods``:
     curve -> agent name; ``readings``: a reading's curve -> its base curve).  The first curve of an
     agent takes the agent's look; further curves of the same agent (e.g. an ablation) shades of its
-    colour in other line styles.  Curves of no known family are left out (the caller colours them)."""
+    colour in other line styles; a reading's curve its base curve's colour in its reading's line style
+    (:data:`READING_LINESTYLES`, one per reading).  Curves of no known family are left out (the caller
+    colours them)."""
     by_agent: dict[str, list] = {}
     for c in curves:
         if c not in readings and agent_look(methods.get(c)):
@@ -105,12 +108,16 @@ def method_styles(curves, methods: dict, readings: dict) -> dict:
         order = [base] + [s for s in _MORE_STYLES if s != base]
         for i, c in enumerate(members):
             styles[c] = {"color": shade(color, i, len(members)), "linestyle": order[i % len(order)]}
+    which: list[str] = []                 # reading labels ("<base curve> [<label>]") in order of appearance
     for c in curves:
         base_curve = readings.get(c)
         if base_curve is None:
             continue
+        label = c[len(base_curve):] if c.startswith(base_curve) else c
+        which += [label] if label not in which else []
+        dash = READING_LINESTYLES[which.index(label) % len(READING_LINESTYLES)]
         if base_curve in styles:
-            styles[c] = {"color": styles[base_curve]["color"], "linestyle": READING_LINESTYLE}
+            styles[c] = {"color": styles[base_curve]["color"], "linestyle": dash}
         elif agent_look(methods.get(c)):
-            styles[c] = {"color": agent_look(methods[c])[0], "linestyle": READING_LINESTYLE}
+            styles[c] = {"color": agent_look(methods[c])[0], "linestyle": dash}
     return styles
