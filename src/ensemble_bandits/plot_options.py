@@ -13,8 +13,8 @@ OPTIONS = {
     "heatmap": frozenset({"cmap", "col", "col_order", "facet", "fmt", "normalise_by", "row", "row_order", "wrap", "y"}),
     "min_ensemble_size": frozenset({"base", "fit", "group", "legend_loc", "logy", "ncols", "x", "xlabel", "y",
                                     "ylabel"}),
-    "regret_curves": frozenset({"alpha", "band_style", "legend_loc", "legend_split", "legend_split_at", "logx", "logy", "ncols",
-                                "x", "xlabel", "y", "ylabel", "ylim"}),
+    "regret_curves": frozenset({"alpha", "band_style", "legend_loc", "legend_split", "legend_split_at", "logx",
+                                "logy", "ncols", "x", "xlabel", "y", "ylabel", "ylim"}),
     "runtime": frozenset({"legend_loc", "logx", "ncols", "parts", "xlabel"}),
     "table": frozenset({"columns", "digits", "floatfmt", "fontsize", "index", "wrap"}),
 }

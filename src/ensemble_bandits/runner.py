@@ -402,7 +402,8 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     ``select`` and ``update`` calls (:data:`TIMED_PARTS`; only timed runs read that clock, so batched
     runs are untouched), and ``variates`` the random numbers the agent drew in the run (a measure of
     its sampling work that no hardware changes).  Wall-time columns all start with ``seconds``; apart
-    from ``variates`` no other column depends on the mode.  ``data_dir``: the datasets directory, for an environment that reads datasets.
+    from ``variates`` no other column depends on the mode.  ``data_dir``: the datasets directory, for
+    an environment that reads datasets.
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:

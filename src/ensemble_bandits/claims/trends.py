@@ -262,10 +262,9 @@ def ratio_below(table, numerator, denominator, threshold, column="seconds", pane
 def _linear_fit_stats(df, x, y):
     """(slope, R^2, mean within-x range, range of x-means, observed count) of one replicate; a NaN y
     with a finite M_max_tried is censored there (its bound stands in for it in the spread)."""
-    bound = df["M_max_tried"].astype(float) if "M_max_tried" in df else pd.Series(np.nan, index=df.index)
+    c, r2 = stats.fit_table_censored(df, x, y, r2_if_flat=1.0)   # flat y counts as fitted
     yv = df[y].astype(float)
-    c, r2 = stats.fit_through_origin_censored(df[x], yv, bound, r2_if_flat=1.0)   # flat y counts as fitted
-    per_x = yv.fillna(bound).groupby(df[x])
+    per_x = (yv.fillna(df["M_max_tried"].astype(float)) if "M_max_tried" in df else yv).groupby(df[x])
     within = float((per_x.max() - per_x.min()).mean())
     across = float(per_x.mean().max() - per_x.mean().min())
     return c, r2, within, across, int(np.isfinite(yv).sum())

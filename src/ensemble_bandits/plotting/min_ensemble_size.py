@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import fit_through_origin_censored
+from ..stats import fit_table_censored
 from .style import (
     MARKERS,
     finish_figure,
@@ -66,11 +66,11 @@ def draw(df, spec, plot):
                            label=None if missing_labelled else "never matched: above the largest M tried")
                 missing_labelled = True
         if plot.get("fit", True):
-            c, r2 = _fit(sp, xcol, ycol)
+            c, r2 = fit_table_censored(sp, xcol, ycol)
             if np.isfinite(c):
                 xs = np.linspace(0, float(sp[xcol].max()), 50)
                 spb = boot[boot["panel"] == panel] if "panel" in boot.columns else boot
-                slopes = [_fit(r, xcol, ycol)[0] for _, r in spb.groupby("replicate")] if len(spb) else []
+                slopes = [fit_table_censored(r, xcol, ycol)[0] for _, r in spb.groupby("replicate")] if len(spb) else []
                 ci = (" [{:.3g}, {:.3g}]".format(*np.nanquantile(slopes, [0.025, 0.975]))
                       if len(slopes) >= 20 else "")
                 ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
@@ -95,8 +95,3 @@ def draw(df, spec, plot):
             break
     finish_figure(fig, spec, kind, footer_text(spec, kind, n_text))
     return fig
-
-
-def _fit(df, xcol, ycol):
-    bound = df["M_max_tried"] if "M_max_tried" in df.columns else np.full(len(df), np.nan)
-    return fit_through_origin_censored(df[xcol], df[ycol], bound)

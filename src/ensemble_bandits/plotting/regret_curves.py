@@ -25,20 +25,21 @@ BAR_FRACTIONS = (0.25, 0.5, 0.75, 1.0)   # where ±s.d. bars stand, as fractions
 BAR_DODGE = 0.012                        # horizontal offset between curves' bars, as a fraction of it
 
 
-def bands_as_bars(sp, curves, band_kind: str, style: str = "auto") -> bool:
-    """Draw a panel's bands as ±s.d. bars at a few rounds instead of filled areas: ``style`` "bars",
-    or "auto" with ``band: sd`` bands of which more than half of the curve pairs overlap at the last
-    round (s.d. bands of runs that spread widely merge into one area otherwise)."""
+def bands_as_bars(frames, band_kind: str, style: str = "auto") -> bool:
+    """Draw a panel's bands as ±s.d. bars at a few rounds instead of filled areas (``frames``: the
+    panel's rows of each curve, sorted by x): ``style`` "bars", or "auto" with ``band: sd`` bands of
+    which more than half of the curve pairs overlap at the last round (s.d. bands of runs that spread
+    widely merge into one area otherwise)."""
     if style not in ("auto", "fill", "bars"):
         raise ValueError(f"regret_curves: band_style {style!r} is not one of auto, fill, bars")
     if style != "auto":
         return style == "bars"
-    return band_kind == "sd" and _overlap_share(sp, curves) > 0.5
+    return band_kind == "sd" and _overlap_share(frames) > 0.5
 
 
-def _overlap_share(sp, curves) -> float:
-    """Share of the curve pairs whose bands overlap at each curve's last row (rows sorted by x)."""
-    ends = [sp[sp["curve"] == c].iloc[-1] for c in curves if (sp["curve"] == c).any()]
+def _overlap_share(frames) -> float:
+    """Share of the curve pairs whose bands overlap at each curve's last row."""
+    ends = [f.iloc[-1] for f in frames]
     pairs = [(a, b) for i, a in enumerate(ends) for b in ends[i + 1:]]
     if not pairs:
         return 0.0
@@ -77,12 +78,12 @@ def draw(df, spec, plot):
         if sp.empty:
             no_data(ax, panel, absent_text(spec) if panel in (spec.get("absent_panels") or []) else "no data")
             continue
-        shown = [c for c in curves if (sp["curve"] == c).any()]
-        bars = bands_as_bars(sp, shown, band_kind, plot.get("band_style", "auto"))
+        rows = dict(tuple(sp.groupby("curve", sort=False)))
+        shown = [c for c in curves if c in rows]
+        bars = bands_as_bars([rows[c] for c in shown], band_kind, plot.get("band_style", "auto"))
         barred.append(bars)
         for i, c in enumerate(shown):
-            s = sp[sp["curve"] == c]
-            st = styles[c]
+            s, st = rows[c], styles[c]
             (ln,) = ax.plot(s[x], s["mean"], label=c, color=st["color"], linestyle=st["linestyle"], lw=1.6)
             if bars:
                 _bars(ax, s, x, st, i, len(shown))
