@@ -404,6 +404,23 @@ def test_expensive_targets_get_a_cost_notice_once(project, entries, config):
 
 
 @pytest.mark.workflow
+def test_skipped_figures_cells_do_not_ride_along_in_shared_pass_jobs(project, entries, config):
+    """epp-fig2b's shared-pass jobs play the epp-fig8a cells of the same environment, unless
+    epp-fig8* is skipped: then they hold epp-fig2b's cells only."""
+    own = {s["key"] for s in resolved(entries, config, "smoke", ["epp-fig2b"])[0]["series"]}
+    other = {s["key"] for f in resolved(entries, config, "smoke", ["epp-fig8a"]) for s in f["series"]} - own
+
+    def simulated(*extra):
+        res = _dry_run(project, "epp-fig2b", "--config", "scale=smoke", *extra)
+        assert res.returncode == 0, res.output[-3000:]
+        return {p.split("/")[3] for p in res.output.split() if p.startswith("results/smoke/runs/")}
+
+    assert simulated() & other
+    alone = simulated("skip=[epp-fig8*]")
+    assert alone == own
+
+
+@pytest.mark.workflow
 def test_torch_threads_sets_the_threads_of_neural_jobs_only(project):
     """``torch_threads`` reaches the neural jobs' *_NUM_THREADS and cpus_per_task; a linear job
     keeps one thread; a local run caps it at --cores."""

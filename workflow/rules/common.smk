@@ -420,7 +420,9 @@ def algorithms_stamp(w):
 # numbers either way; the groups are fixed per scale by registry.shared_groups.  Only the configured
 # scale gets group rules (resolving every scale's grids would slow every Snakemake start by about
 # 3 s); run files of another scale, asked for by path, come from the per-cell rule, same numbers.
-SHARED_IDS = [i for i in ALL_IDS if REGISTRY[i].get("shared_pass")]
+# Skipped figures take no part: their cells would otherwise ride along in every group that shares
+# an environment with a built figure (epp-fig2b's groups are mostly epp-fig8 cells).
+SHARED_IDS = [i for i in IDS if REGISTRY[i].get("shared_pass")]
 SHARED_GROUPS = registry.shared_groups([figure(SCALE, i) for i in SHARED_IDS], config.get("shared_pass_group", 64))
 
 
