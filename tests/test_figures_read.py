@@ -180,6 +180,36 @@ def test_finishing_a_figure_thins_colliding_ticks_and_moves_a_covering_legend():
     plt.close(fig)
 
 
+def _wide_last_tick(fig_width=4):
+    fig, ax = plt.subplots(figsize=(fig_width, 3))
+    x = np.linspace(0, 100000, 50)
+    ax.plot(x, np.sqrt(x), label="a curve")
+    ax.set_xlim(0, 100000)
+    ax.set_xticks([0, 50000, 100000])
+    ax.set_xticklabels(["0", "50000", "100000"])
+    return fig, ax
+
+
+def test_the_figure_check_fails_a_legend_beside_the_panels_over_a_tick_label():
+    fig, ax = _wide_last_tick()
+    right = ax.get_position().x1                     # the frame's edge: the last label sticks out past it
+    fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(right + 0.005, 0.12))
+    problems = legibility.figure_problems(fig)
+    plt.close(fig)
+    assert any("covers the tick label '100000'" in p for p in problems), problems
+
+
+def test_a_legend_beside_the_panels_clears_their_last_tick_label():
+    fig, ax = _wide_last_tick()
+    style.place_legend(ax, *ax.get_legend_handles_labels(), loc="outside")
+    style.finish_figure(fig, {"id": "x", "title": "t"}, "regret_curves", "footer")
+    renderer = legibility._renderer(fig)
+    last = max(t.get_window_extent(renderer).x1 for t in ax.get_xticklabels() if t.get_text())
+    assert fig.legends and fig.legends[0].get_window_extent(renderer).x0 > last
+    assert legibility.figure_problems(fig) == []
+    plt.close(fig)
+
+
 def _ratio_table(n_facets=10, n_panels=3):
     rng = np.random.default_rng(1)
     rows = []

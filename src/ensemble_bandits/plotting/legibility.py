@@ -4,7 +4,7 @@
 
 A figure is judged as printed :data:`PRINT_WIDTH_IN` inches wide (a page's text width): no text
 smaller than :data:`MIN_PRINTED_PT` points there, no two tick labels of an axis overlapping, no
-legend inside a panel covering its data.
+legend inside a panel covering its data, no legend beside the panels covering a tick label.
 """
 from __future__ import annotations
 
@@ -183,9 +183,25 @@ def legends_over_data(fig, renderer=None) -> list:
     return out
 
 
+def tick_labels_under_figure_legends(fig, renderer=None) -> list:
+    """(legend, tick label text) of the shown tick labels that a figure legend (beside the panels)
+    overlaps."""
+    renderer = renderer or _renderer(fig)
+    out = []
+    for leg in fig.legends:
+        box = leg.get_window_extent(renderer)
+        for ax in fig.axes:
+            if not ax.get_visible():
+                continue
+            for axis in (ax.xaxis, ax.yaxis):
+                out += [(leg, t.label1.get_text()) for t, tb in _shown_ticks(axis, renderer) if tb.overlaps(box)]
+    return out
+
+
 def figure_problems(fig) -> list[str]:
     """What a reader could not read in ``fig`` at PRINT_WIDTH_IN: text under MIN_PRINTED_PT, tick
-    labels overlapping, a legend inside a panel over its data.  [] when it reads well."""
+    labels overlapping each other or a legend beside the panels, a legend inside a panel over its
+    data.  [] when it reads well."""
     renderer = _renderer(fig)
     scale = printed_scale(fig, renderer)
     problems = []
@@ -206,4 +222,6 @@ def figure_problems(fig) -> list[str]:
                                     f"{b.label1.get_text()!r} overlap")
     for ax, _leg in legends_over_data(fig, renderer):
         problems.append(f"panel {ax.get_title()!r}: the legend covers data")
+    for _leg, text in tick_labels_under_figure_legends(fig, renderer):
+        problems.append(f"the legend beside the panels covers the tick label {text!r}")
     return problems

@@ -407,7 +407,9 @@ def _layout(fig, h: float) -> None:
     outside = getattr(fig, "_eb_outside_legend", None)
     if outside:
         handles, labels, ncol = outside
-        right = max(ax.get_position().x1 for ax in fig.axes if ax.get_visible())
+        renderer = fig.canvas.get_renderer()   # right of every panel's tick labels, not only its frame
+        right_px = max(ax.get_tightbbox(renderer).x1 for ax in fig.axes if ax.get_visible())
+        right = fig.transFigure.inverted().transform((right_px, 0))[0]
         leg = fig.legend(handles, [pretty(lab) for lab in labels], loc="center left", bbox_to_anchor=(right + 0.025, 0.5), ncol=ncol)
         floor = getattr(fig, "_eb_text_floor", 0.0)
         for text in leg.get_texts():
