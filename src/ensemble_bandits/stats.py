@@ -398,8 +398,13 @@ def fit_through_origin_censored(x, y, bound, r2_if_flat: float = float("nan")):
     return c, 1.0 - ss_res / ss_tot if ss_tot > 0 else r2_if_flat
 
 
+def censoring_bound(df, bound: str = "M_max_tried") -> np.ndarray:
+    """A table's censoring bound per row as floats (the largest M tried, which a NaN minimal M lies
+    above); NaN everywhere when the table has no ``bound`` column."""
+    return df[bound].to_numpy(float) if bound in df.columns else np.full(len(df), np.nan)
+
+
 def fit_table_censored(df, x: str, y: str, bound: str = "M_max_tried", r2_if_flat: float = float("nan")):
     """:func:`fit_through_origin_censored` on a table's columns: a NaN ``y`` is censored above the
     row's ``bound`` column where the table has one (a minimal M beyond the grid), else left out."""
-    b = df[bound] if bound in df.columns else np.full(len(df), np.nan)
-    return fit_through_origin_censored(df[x], df[y], b, r2_if_flat)
+    return fit_through_origin_censored(df[x], df[y], censoring_bound(df, bound), r2_if_flat)

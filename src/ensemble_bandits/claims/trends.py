@@ -264,7 +264,7 @@ def _linear_fit_stats(df, x, y):
     with a finite M_max_tried is censored there (its bound stands in for it in the spread)."""
     c, r2 = stats.fit_table_censored(df, x, y, r2_if_flat=1.0)   # flat y counts as fitted
     yv = df[y].astype(float)
-    per_x = (yv.fillna(df["M_max_tried"].astype(float)) if "M_max_tried" in df else yv).groupby(df[x])
+    per_x = yv.where(yv.notna(), stats.censoring_bound(df)).groupby(df[x])
     within = float((per_x.max() - per_x.min()).mean())
     across = float(per_x.mean().max() - per_x.mean().min())
     return c, r2, within, across, int(np.isfinite(yv).sum())

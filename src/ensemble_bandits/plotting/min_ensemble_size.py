@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import fit_table_censored
+from ..stats import censoring_bound, fit_table_censored
 from .style import (
     MARKERS,
     finish_figure,
@@ -58,10 +58,8 @@ def draw(df, spec, plot):
             label = f"|X| = {int(g):,}" if gcol == "n_arms" else value_label(gcol, g)
             ax.plot(s[xcol][ok], yv[ok], marker=MARKERS[i % len(MARKERS)], ms=5, lw=1.4, color=pal[i], label=label)
             if (~ok).any():
-                if "M_max_tried" in s.columns:
-                    top = s["M_max_tried"].astype(float)[~ok].fillna(top_default)
-                else:
-                    top = np.full(int((~ok).sum()), top_default)
+                bound = censoring_bound(s)[~ok.to_numpy()]
+                top = np.where(np.isnan(bound), top_default, bound)
                 ax.scatter(s[xcol][~ok], top, marker="^", s=45, color=pal[i], zorder=4,
                            label=None if missing_labelled else "never matched: above the largest M tried")
                 missing_labelled = True
