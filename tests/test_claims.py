@@ -374,8 +374,11 @@ CASES = {
 }
 
 
+REPORT_ONLY = {"band_entry"}     # checks that show numbers and never decide (tested below)
+
+
 def test_every_check_has_cases():
-    assert set(CASES) == set(claims.CHECKS), "add synthetic cases for new checks"
+    assert set(CASES) | REPORT_ONLY == set(claims.CHECKS), "add synthetic cases for new checks"
     for name, (_, statuses) in CASES.items():
         assert REPRODUCED in statuses and FAILED in statuses, name
 
@@ -879,3 +882,33 @@ def test_a_timing_ratio_inside_its_noise_band_is_not_decided():
     assert st == INCONCLUSIVE and "widened by the +-30% noise" in numbers
     assert claims.ratio_below(table(2.2, 1.0), "A", "B", 1.0, column="seconds_median", noise=0.3)[0] == FAILED
     assert claims.ratio_below(table(0.4, 1.0), "A", "B", 1.0, column="seconds_median", noise=0.3)[0] == REPRODUCED
+
+
+def test_band_entry_is_the_first_size_from_which_every_larger_size_stays_in_the_band():
+    """Pair A is inside TS's band at M = 4, outside at 8, inside at 16 and 32: it enters at 16, not
+    4.  Pair B is never inside.  Checked against the t interval computed here by hand."""
+    n, sd = 30, 0.5
+    offsets = {"A": {4: 1.0, 8: 40.0, 16: 2.0, 32: -3.0}, "B": {4: 50.0, 8: 45.0, 16: 60.0, 32: 35.0}}
+    parts, k = [long_table({"TS": BASE[:n]})], 0
+    for pair, by_m in offsets.items():
+        for M, off in by_m.items():
+            k += 1
+            name = f"{pair} (M = {M})"
+            parts.append(long_table({name: BASE[:n] + off + noise(300 + k, n, sd)},
+                                    extra={name: {"M": M, "pair": pair}}))
+    table = concat(*parts)
+    limit = 0.2 * float(np.mean(BASE[:n]))
+    from scipy.stats import t as student
+
+    def inside(pair, M):
+        diff = table[(table.curve == f"{pair} (M = {M})") & (table.t == T)]["regret"].to_numpy() - BASE[:n]
+        half = student.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)
+        return -limit < diff.mean() - half and diff.mean() + half < limit
+
+    assert [inside("A", M) for M in (4, 8, 16, 32)] == [True, False, True, True]
+    assert not any(inside("B", M) for M in (4, 8, 16, 32))
+    result = claims.band_entry(table, b="TS", groups=["A", "B"], rel_tol=0.2)
+    assert result[0] == REPORTED and not result.comparisons
+    assert result[1] == f"[P] enters the band +-{claims.core.fmt(limit)} of TS at: A M = 16, B never (M <= 32)"
+    with pytest.raises(ClaimError):
+        claims.band_entry(table, b="TS", groups=["C"])

@@ -20,7 +20,7 @@ from .closed_form import column_is, decreasing, insensitive, interval_below, nea
 from .core import CHECKS, FAILED, INCONCLUSIVE, REPORTED, REPRODUCED, ClaimError, Comparison, Verdict, check
 from .core import combine, decide, isin
 from .evaluate import CLAIM_LEVEL, claim_source, evaluate, validate_names
-from .paired import analogous, exceeds_by, group_outperforms, not_worse, outperforms, same_distribution, similar
+from .paired import analogous, band_entry, exceeds_by, group_outperforms, not_worse, outperforms, same_distribution, similar
 from .paired import spread_higher
 from .paired import similar_across_panels, versus_levels, within_factor, worse_by
 from .trends import coupled_identical, falls_before_bend, final_level, fraction_at_least, linear_fit, ratio_below
@@ -28,7 +28,7 @@ from .trends import rate_ratio, slope_at_least, slope_at_most
 
 __all__ = [
     "CHECKS", "CLAIM_LEVEL", "FAILED", "INCONCLUSIVE", "REPORTED", "REPRODUCED", "ClaimError", "Comparison", "Verdict",
-    "analogous", "check", "claim_source", "column_is", "combine", "coupled_identical", "decide", "decreasing",
+    "analogous", "band_entry", "check", "claim_source", "column_is", "combine", "coupled_identical", "decide", "decreasing",
     "evaluate", "exceeds_by", "falls_before_bend", "final_level", "fraction_at_least", "group_outperforms", "insensitive", "interval_below", "isin",
     "linear_fit",
     "near_minimum", "not_worse", "outperforms", "paired_ci", "rate_ratio", "ratio_below", "same_distribution", "similar",

@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import stats
 from ..stats import final_rows, paired
-from .core import (ClaimError, Comparison, as_list, check, condition, curve_spec, curves_exist, finals, fmt,
-                   interval_text, panels_of, select, up_to_share, verdict)
+from .core import (REPORTED, ClaimError, Comparison, Verdict, as_list, check, condition, curve_spec, curves_exist,
+                   finals, fmt, interval_text, panels_of, select, up_to_share, verdict)
 
 BAND = {"not_worse": "margin ", "worse": "margin ", "similar": "band +-"}
 
@@ -294,3 +294,32 @@ def similar_across_panels(table, curves, rel_tol=0.2, panels=None, column="regre
                 worst = (comp, text)
         texts.append(f"{c}: {len(chosen)} panels, least similar: {worst[1]}")
     return verdict(comparisons, texts)
+
+
+@check(curves=("b",))
+def band_entry(table, b, groups, rel_tol=0.2, group="pair", size="M", panels=None):
+    """Reports, never decides: per panel and per ``group`` value in ``groups`` (e.g. a distribution
+    pair), the smallest ``size`` on the grid from which on (it and every larger size) the 95 %
+    interval of the mean paired difference of final regret to ``b`` lies inside +-rel_tol x mean(b),
+    the band of :func:`similar`; "never" with the largest size tried when no such size exists."""
+    curves_exist(table, [b])
+    fin = final_rows(table)
+    texts = []
+    for p in panels_of(table, panels):
+        fb = finals(table, p, b)
+        limit = rel_tol * abs(float(fb.mean()))
+        entries = []
+        for g in as_list(groups):
+            rows = select(fin, p, where={group: g})
+            if rows.empty:
+                raise ClaimError(f"[{p}] no rows with {group} = {g!r}")
+            inside = {}
+            for m, sub in rows.groupby(size, sort=True):
+                fa, fr = paired(sub.groupby("seed")["regret"].mean(), fb)
+                lo, hi = stats.location(fa - fr, "mean").interval()
+                inside[float(m)] = -limit < lo and hi < limit
+            sizes = sorted(inside)
+            tail = [m for i, m in enumerate(sizes) if all(inside[k] for k in sizes[i:])]
+            entries.append(f"{g} {size} = {fmt(tail[0])}" if tail else f"{g} never ({size} <= {fmt(sizes[-1])})")
+        texts.append(f"[{p}] enters the band +-{fmt(limit)} of {b} at: " + ", ".join(entries))
+    return Verdict(REPORTED, "; ".join(texts))
