@@ -186,6 +186,20 @@ def test_min_ensemble_size_draws_the_grid_panels_on_one_axis():
     assert len(min_ensemble_size.draw(df, {**spec, "panels": ["a", "b"]}, {}).axes) == 2
 
 
+def test_censored_settings_have_one_neutral_legend_entry_and_a_marker_no_line_uses():
+    """epp-fig2b's censored settings were drawn as filled triangles, the marker of the third |X| line."""
+    from ensemble_bandits.plotting import min_ensemble_size
+
+    df, spec = plotting.demo("min_ensemble_size")
+    df = df.assign(M_max_tried=200.0)
+    df.loc[df.index[[-1, -2]], "M_min"] = np.nan                    # two settings never matched
+    ax = min_ensemble_size.draw(df, spec, {}).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels.count("never matched: above the largest M tried") == 1
+    assert len({line.get_marker() for line in ax.lines if line.get_marker() not in ("None", "")}) == 3
+    assert min_ensemble_size.CENSORED not in {line.get_marker() for line in ax.lines}
+
+
 def test_errors(tmp_path):
     with pytest.raises(ValueError, match="known kinds: regret_curves"):
         plotting.render("scatter", None, None, tmp_path / "x.pdf", tmp_path / "x.png")

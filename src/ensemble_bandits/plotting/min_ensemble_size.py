@@ -21,6 +21,9 @@ from .style import (
 )
 
 
+CENSORED = r"$\uparrow$"    # a setting censored at the top of its grid: distinct from every line marker
+
+
 def draw(df, spec, plot):
     """Table columns d, n_arms, M_min (NaN = not reached), optional M_max_tried, panel and
     replicate (rows > 0: bootstrap resamples, which give the fitted slope its 95% interval).
@@ -48,7 +51,7 @@ def draw(df, spec, plot):
             continue
         finite_y = sp[ycol][np.isfinite(sp[ycol].astype(float))]
         top_default = float(finite_y.max()) * 1.15 if len(finite_y) else 1.0
-        missing_labelled = False
+        censored_any = False
         for i, g in enumerate(groups):
             s = sp[sp[gcol] == g].sort_values(xcol)
             if s.empty:
@@ -60,19 +63,20 @@ def draw(df, spec, plot):
             if (~ok).any():
                 bound = censoring_bound(s)[~ok.to_numpy()]
                 top = np.where(np.isnan(bound), top_default, bound)
-                ax.scatter(s[xcol][~ok], top, marker="^", s=45, color=pal[i], zorder=4,
-                           label=None if missing_labelled else "never matched: above the largest M tried")
-                missing_labelled = True
+                ax.scatter(s[xcol][~ok], top, marker=CENSORED, s=120, color=pal[i], zorder=4)
+                censored_any = True
+        if censored_any:    # one neutral legend entry: the arrow's colour is its group's
+            ax.scatter([], [], marker=CENSORED, s=120, color="0.3", label="never matched: above the largest M tried")
         if plot.get("fit", True):
             c, r2 = fit_table_censored(sp, xcol, ycol)
             if np.isfinite(c):
                 xs = np.linspace(0, float(sp[xcol].max()), 50)
                 spb = boot[boot["panel"] == panel] if "panel" in boot.columns else boot
                 slopes = [fit_table_censored(r, xcol, ycol)[0] for _, r in spb.groupby("replicate")] if len(spb) else []
-                ci = (" [{:.3g}, {:.3g}]".format(*np.nanquantile(slopes, [0.025, 0.975]))
+                ci = ("\nslope's bootstrap 95 %: [{:.3g}, {:.3g}]".format(*np.nanquantile(slopes, [0.025, 0.975]))
                       if len(slopes) >= 20 else "")
                 ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
-                        label=f"LS fit through 0:\n{ycol} = {c:.3g}{ci}·{xcol}, R² = {r2:.2f}")
+                        label=f"LS fit through 0:\n{ycol} = {c:.3g}·{xcol}, R² = {r2:.2f}{ci}")
         ax.set_xlabel(plot.get("xlabel", "dimension d" if xcol == "d" else xcol))
         ax.set_ylabel(plot.get("ylabel", "minimum ensemble size $M_{\\min}$" if ycol == "M_min" else ycol))
         if plot.get("logy"):
