@@ -313,13 +313,15 @@ def band_entry(table, b, groups, rel_tol=0.2, group="pair", size="M", panels=Non
             rows = select(fin, p, where={group: g})
             if rows.empty:
                 raise ClaimError(f"[{p}] no rows with {group} = {g!r}")
-            inside = {}
-            for m, sub in rows.groupby(size, sort=True):
-                fa, fr = paired(sub.groupby("seed")["regret"].mean(), fb)
-                lo, hi = stats.location(fa - fr, "mean").interval()
-                inside[float(m)] = -limit < lo and hi < limit
-            sizes = sorted(inside)
-            tail = [m for i, m in enumerate(sizes) if all(inside[k] for k in sizes[i:])]
-            entries.append(f"{g} {size} = {fmt(tail[0])}" if tail else f"{g} never ({size} <= {fmt(sizes[-1])})")
+            sizes, entry = sorted(float(m) for m in rows[size].unique()), None
+            for m in reversed(sizes):                         # from the largest size down, while inside
+                comp, _ = compare_pair(g, rows[rows[size] == m].groupby("seed")["regret"].mean(), fb, "similar",
+                                       rel_tol)
+                lo, hi = comp.estimate - comp.halfwidth, comp.estimate + comp.halfwidth
+                if not (comp.bounds[0] < lo and hi < comp.bounds[1]):
+                    break
+                entry = m
+            entries.append(f"{g} {size} = {fmt(entry)}" if entry is not None
+                           else f"{g} never ({size} <= {fmt(sizes[-1])})")
         texts.append(f"[{p}] enters the band +-{fmt(limit)} of {b} at: " + ", ".join(entries))
     return Verdict(REPORTED, "; ".join(texts))
