@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -255,20 +256,50 @@ def test_notebook_clean_and_parameterised(path):
 
 
 def test_notebook_runs_standalone(tmp_path):
-    papermill = pytest.importorskip("papermill")
+    """Through the figure rule's command (ensemble_bandits.plotting.execute), on the kind's demo."""
+    pytest.importorskip("papermill")
     out_pdf, out_png = tmp_path / "fig.pdf", tmp_path / "fig.png"
-    papermill.execute_notebook(
-        str(NB_DIR / "function_curve.ipynb"),
-        str(tmp_path / "executed.ipynb"),
-        parameters=dict(out_pdf=str(out_pdf), out_png=str(out_png)),
-        kernel_name="python3",
-        cwd=str(tmp_path),
-        progress_bar=False,
-    )
+    res = subprocess.run([sys.executable, "-m", "ensemble_bandits.plotting.execute",
+                          str(NB_DIR / "function_curve.ipynb"), str(tmp_path / "executed.ipynb"),
+                          f"out_pdf={out_pdf}", f"out_png={out_png}"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
     assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000
     executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)     # and it shows the figure it drew
     assert any("image/png" in o.get("data", {}) for c in executed.cells if c.cell_type == "code"
                for o in c.get("outputs", []))
+
+
+def test_a_kernel_that_fails_to_start_is_started_again_and_a_notebook_error_is_not():
+    from ensemble_bandits.plotting import execute
+
+    calls = []
+
+    def flaky(nb, out, **kw):
+        calls.append(kw["parameters"])
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+
+    execute.run("nb.ipynb", "out.ipynb", {"table": "t.parquet"}, execute=flaky)
+    assert calls == [{"table": "t.parquet"}] * 2
+
+    def broken(nb, out, **kw):
+        calls.append(1)
+        raise ValueError("a cell failed")
+
+    calls.clear()
+    with pytest.raises(ValueError, match="a cell failed"):
+        execute.run("nb.ipynb", "out.ipynb", {}, execute=broken)
+    assert calls == [1]
+
+    def dead(nb, out, **kw):
+        calls.append(1)
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    calls.clear()
+    with pytest.raises(RuntimeError, match="kernel_info"):
+        execute.run("nb.ipynb", "out.ipynb", {}, attempts=2, execute=dead)
+    assert calls == [1, 1]
 
 
 def test_log_x_within_two_decades_has_readable_ticks():

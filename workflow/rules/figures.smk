@@ -1,5 +1,6 @@
-# One papermill notebook per plot kind, executed once per figure; the executed copy is kept
-# under results/<scale>/notebooks/ for inspection.
+# One papermill notebook per plot kind, executed once per figure (a kernel that fails to start is
+# started again: ensemble_bandits.plotting.execute); the executed copy is kept under
+# results/<scale>/notebooks/ for inspection.
 
 
 rule figure:
@@ -22,9 +23,8 @@ rule figure:
     params:
         logged=LOGGED,
     shell:
-        "MPLBACKEND=Agg {params.logged} {log.stderr} papermill {input.notebook} {log.notebook} -k python3 --log-level WARNING "
-        "--no-progress-bar -p table {input.table} -p spec {input.spec} -p out_pdf {output.pdf} "
-        "-p out_png {output.png}"
+        "MPLBACKEND=Agg {params.logged} {log.stderr} python -m ensemble_bandits.plotting.execute {input.notebook} "
+        "{log.notebook} table={input.table} spec={input.spec} out_pdf={output.pdf} out_png={output.png}"
 
 
 # The figure into place (see publish_record): the PDF, the PNG (with the caption of the HTML
