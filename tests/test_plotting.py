@@ -270,7 +270,7 @@ def test_notebook_runs_standalone(tmp_path):
                for o in c.get("outputs", []))
 
 
-def test_a_kernel_that_fails_to_start_is_started_again_and_a_notebook_error_is_not():
+def test_a_kernel_that_fails_to_start_is_started_again_and_a_notebook_error_is_not(capsys):
     from ensemble_bandits.plotting import execute
 
     calls = []
@@ -282,6 +282,7 @@ def test_a_kernel_that_fails_to_start_is_started_again_and_a_notebook_error_is_n
 
     execute.run("nb.ipynb", "out.ipynb", {"table": "t.parquet"}, execute=flaky)
     assert calls == [{"table": "t.parquet"}] * 2
+    assert "kernel failed to start" in capsys.readouterr().err
 
     def broken(nb, out, **kw):
         calls.append(1)
