@@ -288,3 +288,31 @@ def test_crowded_category_names_turn_upright_and_none_is_dropped():
     assert shown == names and all(t.get_rotation() == 90 for t in ax.get_xticklabels())
     assert fig.get_size_inches()[1] > h0 and legibility.figure_problems(fig) == []
     plt.close(fig)
+
+
+def test_the_figure_check_fails_table_text_over_its_cell():
+    fig, ax = plt.subplots(figsize=(3, 1))
+    ax.axis("off")
+    tab = ax.table(cellText=[["a cell text far too long for its cell"]], colWidths=[0.2], loc="center")
+    tab.auto_set_font_size(False)        # matplotlib would otherwise shrink the text to fit
+    tab.set_fontsize(10)
+    problems = legibility.figure_problems(fig)
+    plt.close(fig)
+    assert any("runs over its cell" in p for p in problems)
+
+
+def test_a_wide_table_with_bold_headers_keeps_its_text_in_its_cells():
+    """Nine columns with long headers (phe-runtime's): the widths are measured in the font, bold
+    headers included, at the dpi the figure is saved at."""
+    from ensemble_bandits.plotting import table
+
+    headers = ["agent, how timed", "setting", "runs", "median s / run", "1st quartile", "3rd quartile",
+               "µs / round (median)", "random numbers / round", "paper's s / run (its text; hardware unknown)"]
+    rows = [["LinTS (square-root update), one run at a time", "d = 20", 100, 0.921, 0.864, 0.996, 92.1, 20, 273.0],
+            ["LinPHE (a = 0.5), batched", "d = 5", 100, 0.0628, 0.0625, 0.0631, 6.28, None, None]]
+    with plt.rc_context(style.rc_params()):
+        fig, _ = table.draw(pd.DataFrame(rows, columns=headers), {"id": "phe-runtime", "title": "t"}, {})
+        try:
+            assert legibility.figure_problems(fig) == []
+        finally:
+            plt.close(fig)

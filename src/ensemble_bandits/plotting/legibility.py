@@ -4,7 +4,8 @@
 
 A figure is judged as printed :data:`PRINT_WIDTH_IN` inches wide (a page's text width): no text
 smaller than :data:`MIN_PRINTED_PT` points there, no two tick labels of an axis overlapping, no
-legend inside a panel covering its data, no legend beside the panels covering a tick label.
+legend inside a panel covering its data, no legend beside the panels covering a tick label, no
+table text running over its cell.
 """
 from __future__ import annotations
 
@@ -198,10 +199,38 @@ def tick_labels_under_figure_legends(fig, renderer=None) -> list:
     return out
 
 
+def table_text_over_cells(fig) -> list[str]:
+    """The texts of a table (matplotlib ``Table``) that run over their cell's edges, measured at the
+    dpi the figure is saved at (hinted glyphs are relatively wider at a higher dpi)."""
+    import matplotlib as mpl
+    from matplotlib.table import Table
+
+    tables = fig.findobj(Table)
+    if not tables:
+        return []
+    dpi, saved = fig.dpi, mpl.rcParams["savefig.dpi"]
+    if saved != "figure":
+        fig.set_dpi(float(saved))
+    try:
+        renderer = _renderer(fig)
+        out = []
+        for tab in tables:
+            for cell in tab.get_celld().values():
+                text, box = cell.get_text(), cell.get_window_extent(renderer)
+                if not text.get_visible() or not text.get_text().strip():
+                    continue
+                tb = text.get_window_extent(renderer)
+                if tb.x0 < box.x0 or tb.x1 > box.x1 or tb.y0 < box.y0 or tb.y1 > box.y1:
+                    out.append(text.get_text())
+        return out
+    finally:
+        fig.set_dpi(dpi)
+
+
 def figure_problems(fig) -> list[str]:
     """What a reader could not read in ``fig`` at PRINT_WIDTH_IN: text under MIN_PRINTED_PT, tick
     labels overlapping each other or a legend beside the panels, a legend inside a panel over its
-    data.  [] when it reads well."""
+    data, table text over its cell's edge.  [] when it reads well."""
     renderer = _renderer(fig)
     scale = printed_scale(fig, renderer)
     problems = []
@@ -224,4 +253,6 @@ def figure_problems(fig) -> list[str]:
         problems.append(f"panel {ax.get_title()!r}: the legend covers data")
     for _leg, text in tick_labels_under_figure_legends(fig, renderer):
         problems.append(f"the legend beside the panels covers the tick label {text!r}")
+    for text in table_text_over_cells(fig):
+        problems.append(f"the table text {text[:40]!r} runs over its cell")
     return problems

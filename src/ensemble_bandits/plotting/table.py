@@ -18,6 +18,7 @@ from .style import (
 
 
 DIGITS = 3                # significant digits of a float cell unless the entry says otherwise
+CELL_PAD = 0.04           # a cell's text inset, as a fraction of its width (matplotlib's Cell.PAD)
 MAX_WIDTH_IN = 9.5        # a table wider than this at its font is wrapped narrower
 
 
@@ -81,20 +82,38 @@ def _cells(df, wrap, ff, digits):
     return body, header, wrapped_h, wrapped
 
 
+def _text_width_in(text: str, fs: float, bold: bool) -> float:
+    """The width in inches of one line of ``text`` at ``fs`` points in the current font (mathtext
+    where it holds a pair of $), with 3 % for hinted glyphs, which are wider at a high dpi."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    prop = FontProperties(size=fs, weight="bold" if bold else "normal")
+    ismath = text.count("$") >= 2
+    try:
+        w = TextToPath().get_text_width_height_descent(text, prop, ismath=ismath)[0]
+    except ValueError:                                  # not valid mathtext: drawn as plain text
+        w = TextToPath().get_text_width_height_descent(text, prop, ismath=False)[0]
+    return 1.03 * w / 72.0
+
+
 def _geometry(allrows, ncol, fs):
-    chars = [max(3, max((max((len(x) for x in r[j].split("\n")), default=0) for r in allrows), default=1))
-             for j in range(ncol)]
+    """Column widths (inches) that hold each column's widest line (the header row bold), and row
+    heights."""
+    widths = [max(_text_width_in("000", fs, False),
+                  max((_text_width_in(x, fs, i == 0) for i, r in enumerate(allrows) for x in r[j].split("\n")),
+                      default=0.0)) for j in range(ncol)]
     lines = [max((r[j].count("\n") + 1 for j in range(ncol)), default=1) for r in allrows]
-    char_w, line_h = 0.0085 * fs, 0.021 * fs  # inches
-    return [c * char_w + 0.16 for c in chars], [n * line_h + 0.08 for n in lines]
+    line_h = 0.021 * fs  # inches
+    return [(w + 0.06) / (1 - 2 * CELL_PAD) for w in widths], [n * line_h + 0.08 for n in lines]
 
 
 def draw(df, spec, plot):
     """Any DataFrame.  Options: columns ({column: header}: the columns shown, in order, and their
     names), digits (significant digits, default 3), floatfmt (e.g. ".3f", instead of digits), wrap
-    (characters per line, default 28; narrower when the table would be wider than MAX_WIDTH_IN),
-    fontsize (default 8; larger when needed to print at 6 pt on a page), index (bool: include the
-    index as a first column)."""
+    (characters per line, default 28; narrower when the table would be wider than MAX_WIDTH_IN, or too
+    wide to print at 6 pt on a page at its font), fontsize (default 8; larger when even the narrowest
+    wrap is too wide), index (bool: include the index as a first column)."""
     from .legibility import MIN_PRINTED_PT, PRINT_WIDTH_IN
 
     kind = "table"
@@ -103,12 +122,14 @@ def draw(df, spec, plot):
     df = shown_columns(df, plot, spec)
     ff, digits = plot.get("floatfmt"), int(plot.get("digits", DIGITS))
     fs = float(plot.get("fontsize", 8))
+    # the widest wrap at which the table prints at the minimum size without a larger font
+    limit = min(MAX_WIDTH_IN, PRINT_WIDTH_IN * fs / (MIN_PRINTED_PT + 0.1))
     for wrap in range(int(plot.get("wrap", 28)), 7, -2):
         body, header, wrapped_h, wrapped = _cells(df, wrap, ff, digits)
         allrows = [wrapped_h] + wrapped
         ncol = max(len(header), 1)
         col_w, row_h = _geometry(allrows, ncol, fs)
-        if sum(col_w) + 0.2 <= MAX_WIDTH_IN:
+        if sum(col_w) + 0.2 <= limit:
             break
     for _ in range(8):   # the font that prints at the minimum size once the table is shrunk to the page
         width = max(4.0, sum(col_w) + 0.2)
@@ -134,7 +155,7 @@ def draw(df, spec, plot):
             cell.set_height(row_h[r] / th)
             cell.set_linewidth(0.4)
             cell.set_edgecolor("0.6")
-            cell.PAD = 0.04
+            cell.PAD = CELL_PAD
             if r == 0:
                 cell.set_facecolor("0.9")
                 cell.get_text().set_fontweight("bold")
