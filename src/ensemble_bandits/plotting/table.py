@@ -83,17 +83,14 @@ def _cells(df, wrap, ff, digits):
 
 
 def _text_width_in(text: str, fs: float, bold: bool) -> float:
-    """The width in inches of one line of ``text`` at ``fs`` points in the current font (mathtext
-    where it holds a pair of $), with 3 % for hinted glyphs, which are wider at a high dpi."""
+    """The width in inches of one line of ``text`` at ``fs`` points in the current font (as mathtext
+    where matplotlib draws it so), with 3 % for hinted glyphs, which are wider at a high dpi."""
+    from matplotlib.cbook import is_math_text
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     prop = FontProperties(size=fs, weight="bold" if bold else "normal")
-    ismath = text.count("$") >= 2
-    try:
-        w = TextToPath().get_text_width_height_descent(text, prop, ismath=ismath)[0]
-    except ValueError:                                  # not valid mathtext: drawn as plain text
-        w = TextToPath().get_text_width_height_descent(text, prop, ismath=False)[0]
+    w = TextToPath().get_text_width_height_descent(text, prop, ismath=is_math_text(text))[0]
     return 1.03 * w / 72.0
 
 
