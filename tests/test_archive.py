@@ -94,6 +94,31 @@ def test_cell_frames_take_archived_cells_and_read_run_files_for_the_others(tmp_p
     pd.testing.assert_frame_equal(frames["bbbbbbbbbbbb"], archive.reduce_runs(runs, "full"))
 
 
+def test_a_cell_missing_from_the_figures_archive_is_taken_from_another_figures(tmp_path):
+    own = _fig()
+    own["series"].append(dict(own["series"][0], key="bbbbbbbbbbbb", curve="B"))
+    other = {**_fig(), "id": "lines-y", "entry": {"id": "lines-y"}}
+    other["series"] = [dict(own["series"][0], key="bbbbbbbbbbbb"), dict(own["series"][0], key="cccccccccccc")]
+    rows = {k: archive.reduce_runs(_runs(3, rounds=(10, 20 + i)), "full") for i, k in enumerate("abc")}
+    mine, theirs = tmp_path / "lines-x.parquet", tmp_path / "lines-y.parquet"
+    archive.write_archive(own | {"series": own["series"][:1]}, {"aaaaaaaaaaaa": rows["a"]}, mine)
+    archive.write_archive(other, {"bbbbbbbbbbbb": rows["b"], "cccccccccccc": rows["c"]}, theirs)
+    assert archive.committed(tmp_path, "lines-x") == [str(mine), str(theirs)]
+    sources = archive.covering(own, archive.committed(tmp_path, "lines-x"))
+    assert sources == [(str(mine), ["aaaaaaaaaaaa"]), (str(theirs), ["bbbbbbbbbbbb"])]
+    back = archive.read_covering(own, sources)
+    pd.testing.assert_frame_equal(back["bbbbbbbbbbbb"], rows["b"])
+    with pytest.raises(archive.ArchiveError, match="is of figure 'lines-y', not 'lines-x'"):
+        archive.read_cells(theirs, own, ["bbbbbbbbbbbb"])       # only as another figure's, by name
+    (tmp_path / "lines-z.parquet").write_bytes(b"garbage")       # another figure's damaged archive
+    assert archive.covering(own, archive.committed(tmp_path, "lines-x"), strict=False) == sources
+    with pytest.raises(archive.ArchiveError, match="unreadable"):
+        archive.covering(own, archive.committed(tmp_path, "lines-x"))
+    mine.write_bytes(b"garbage")                                  # the figure's own: always an error
+    with pytest.raises(archive.ArchiveError, match="unreadable"):
+        archive.covering(own, archive.committed(tmp_path, "lines-x"), strict=False)
+
+
 def _committed_archives():
     return sorted(p.stem for p in (ROOT / "figures" / "paper" / "archives").glob("*.parquet"))
 

@@ -10,8 +10,10 @@ version, and per cell its key, seed count and the algorithms version of its numb
 does not say so, or says something else, is refused with one line naming it.
 
 When the figure's archive exists, the workflow takes every cell it covers (same key, same algorithms
-version, at least the seeds the figure uses) from it instead of from run files, and simulates only
-the cells it lacks (e.g. a reading added later); config ``archives: ignore`` reruns from run files.
+version, at least the seeds the figure uses) from it instead of from run files; a cell it lacks (e.g. a
+reading added later) is taken from another figure's committed archive that holds it (figures share
+cells: the same key is the same run), and only the cells no archive holds are simulated
+(:func:`covering`); config ``archives: ignore`` reruns from run files.
 """
 from __future__ import annotations
 
@@ -97,8 +99,9 @@ def archive_mode(fig: dict) -> str:
     return fig.get("entry", {}).get("archive", "full")
 
 
-def read_meta(path, fid: str) -> dict:
-    """The metadata of the archive at ``path``, checked to be an archive of figure ``fid``."""
+def read_meta(path, fid: str | None) -> dict:
+    """The metadata of the archive at ``path``, checked to be an archive of this project's format and,
+    unless ``fid`` is None, of figure ``fid``."""
     import pyarrow.parquet as pq
 
     try:
@@ -111,17 +114,17 @@ def read_meta(path, fid: str) -> dict:
     meta = json.loads(raw)
     if meta.get("format") != FORMAT:
         raise ArchiveError(f"archive {path} has format {meta.get('format')!r}; this version reads format {FORMAT}")
-    if meta.get("figure") != fid:
+    if fid is not None and meta.get("figure") != fid:
         raise ArchiveError(f"archive {path} is of figure {meta.get('figure')!r}, not {fid!r}")
     return meta
 
 
-def usable_keys(path, fig: dict) -> list:
+def usable_keys(path, fig: dict, any_figure: bool = False) -> list:
     """The figure's cells the archive covers: same key, same algorithms version, enough seeds (an
-    absent archive covers none)."""
+    absent archive covers none).  ``any_figure``: the archive may be another figure's."""
     if not os.path.exists(path):
         return []
-    meta = read_meta(path, fig["id"])
+    meta = read_meta(path, None if any_figure else fig["id"])
     if meta.get("mode") != archive_mode(fig):
         return []
     have = meta["cells"]
@@ -129,11 +132,12 @@ def usable_keys(path, fig: dict) -> list:
                   if k in have and have[k]["algorithms"] == c["algorithms"] and have[k]["seeds"] >= c["seeds"])
 
 
-def read_cells(path, fig: dict, keys) -> dict:
-    """{key: rows} of ``keys`` from the archive of ``fig`` (checked: each key present with every seed)."""
+def read_cells(path, fig: dict, keys, any_figure: bool = False) -> dict:
+    """{key: rows} of ``keys`` from the archive of ``fig`` (checked: each key present with every seed);
+    ``any_figure``: the archive may be another figure's."""
     import pandas as pd
 
-    read_meta(path, fig["id"])
+    read_meta(path, None if any_figure else fig["id"])
     try:
         df = pd.read_parquet(path, filters=[("key", "in", list(keys))]) if keys else None
     except Exception as err:  # noqa: BLE001
@@ -148,4 +152,43 @@ def read_cells(path, fig: dict, keys) -> dict:
             raise ArchiveError(f"archive {path}: cell {key} holds {len(seeds)} seeds, the metadata says "
                                f"{cells[key]['seeds']}; restore it with `git checkout -- {path}`")
         out[key] = rows
+    return out
+
+
+def committed(folder, fid: str) -> list:
+    """The archives in ``folder`` (a scale's committed archives) that may hold cells of figure ``fid``:
+    its own first, then the other figures' in id order."""
+    if not os.path.isdir(folder):
+        return []
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".parquet") and n != f"{fid}.parquet")
+    own = [f"{fid}.parquet"] if os.path.exists(os.path.join(folder, f"{fid}.parquet")) else []
+    return [os.path.join(folder, n) for n in own + names]
+
+
+def covering(fig: dict, paths, strict: bool = True) -> list:
+    """[(path, keys)]: which of the archives at ``paths`` supply which cells of ``fig``, in order (an
+    archive takes the cells it holds that no earlier one took; those that add none are left out).  The
+    figure's own archive must be readable; another figure's that cannot be used raises ArchiveError
+    when ``strict``, else is passed over."""
+    out, taken = [], set()
+    for path in paths:
+        own = os.path.basename(str(path)) == f"{fig['id']}.parquet"
+        try:
+            keys = [k for k in usable_keys(path, fig, any_figure=not own) if k not in taken]
+        except ArchiveError:
+            if strict or own:
+                raise
+            continue
+        if keys:
+            out.append((str(path), keys))
+            taken.update(keys)
+    return out
+
+
+def read_covering(fig: dict, sources) -> dict:
+    """{key: rows} of every cell the ``sources`` of :func:`covering` supply."""
+    out = {}
+    for path, keys in sources:
+        own = os.path.basename(path) == f"{fig['id']}.parquet"
+        out.update(read_cells(path, fig, keys, any_figure=not own))
     return out

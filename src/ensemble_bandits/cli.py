@@ -167,11 +167,11 @@ def figure_spec(fig: dict) -> dict:
             "paper_values": entry.get("paper_values", [])}
 
 
-def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archive: str | None = None,
+def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archives=(),
                 staged: str | None = None):
-    """The table of a resolved figure: a static table, or its simulated cells (from the archive at
-    ``archive`` where it covers them, else their run files), derived as its entry says.  ``staged``:
-    also write the figure's archive there (simulated figures only)."""
+    """The table of a resolved figure: a static table, or its simulated cells (from the committed
+    ``archives`` where they hold them, the figure's own first, else their run files), derived as its
+    entry says.  ``staged``: also write the figure's archive there (simulated figures only)."""
     import pandas as pd
 
     from .aggregate import DERIVED, cell_frames, figure_table
@@ -197,14 +197,14 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, arch
     if not fig["series"]:
         return pd.DataFrame({"id": [fig["id"]]})
     archived = {}
-    if archive:
-        try:
-            keys = arch.usable_keys(archive, fig)
-            archived = arch.read_cells(archive, fig, keys)
-        except arch.ArchiveError as err:
-            raise SystemExit(str(err)) from None
-        print(f"{fig['id']}: {len(archived)} of {len(arch.cells_of(fig))} cells from the archive {archive}",
-              file=sys.stderr)
+    try:
+        sources = arch.covering(fig, archives)
+        archived = arch.read_covering(fig, sources)
+        for path, keys in sources:
+            print(f"{fig['id']}: {len(keys)} of {len(arch.cells_of(fig))} cells from the archive {path}",
+                  file=sys.stderr)
+    except arch.ArchiveError as err:
+        raise SystemExit(str(err)) from None
     frames = cell_frames(fig, seeds_per_job, archived)
     if staged:
         arch.write_archive(fig, frames, staged)
@@ -224,12 +224,16 @@ def cmd_aggregate(args):
         from .data import config_data_dir
 
         data_dir = str(config_data_dir(args.configfile, registry.load_yaml(args.configfile).get("data_dir")))
-    if args.archive and args.archive_sha256:
+    archives = args.archive or []
+    if args.archive_sha256:
         from .data import sha256
 
-        if sha256(args.archive) != args.archive_sha256:
-            raise SystemExit(f"archive {args.archive} changed while the workflow ran (SHA-256 differs); rerun")
-    table = build_table(fig, fig["seeds_per_job"], data_dir, archive=args.archive, staged=args.staged)
+        if len(args.archive_sha256) != len(archives):
+            raise SystemExit(f"{len(archives)} --archive but {len(args.archive_sha256)} --archive-sha256: give one per archive")
+        for path, digest in zip(archives, args.archive_sha256):
+            if sha256(path) != digest:
+                raise SystemExit(f"archive {path} changed while the workflow ran (SHA-256 differs); rerun")
+    table = build_table(fig, fig["seeds_per_job"], data_dir, archives=archives, staged=args.staged)
     write_table_atomic(table, args.table)
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
@@ -486,13 +490,12 @@ def cmd_progress(args):
         fig = registry.resolve(entries[fid], args.scale, config["scales"])
         cost = costs.run_costs([fig], per_job)
         runs = registry.figure_runs(fig, per_job)
-        covered = set()
-        arch = paths.archive_file(args.scale, fid)
-        if os.path.exists(arch):
-            try:
-                covered = set(archives.usable_keys(arch, fig))
-            except archives.ArchiveError:
-                covered = set()
+        try:
+            folder = os.path.dirname(paths.archive_file(args.scale, fid))
+            sources = archives.covering(fig, archives.committed(folder, fid), strict=False)
+            covered = {k for _, keys in sources for k in keys}
+        except archives.ArchiveError:
+            covered = set()
         missing = [f for f in runs if not (os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)]
         have = len(runs) - len(missing)
         need_all, have_all = need_all + len(runs), have_all + have
@@ -634,9 +637,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
     a.add_argument("--table", required=True, help="the figure table to write (parquet)")
     a.add_argument("--spec", required=True, help="the plot spec to write (JSON)")
-    a.add_argument("--archive", help="the figure's archive: the cells it covers are read from it, not from run files")
+    a.add_argument("--archive", action="append",
+                   help="a committed archive (repeatable; the figure's own first): the cells it holds are read "
+                        "from it, not from run files")
     a.add_argument("--staged", help="also write the figure's archive (its cells' compact per-seed rows) here")
-    a.add_argument("--archive-sha256", help="the SHA-256 the archive must have (checked before it is read)")
+    a.add_argument("--archive-sha256", action="append",
+                   help="the SHA-256 each --archive must have, in the same order (checked before it is read)")
     a.set_defaults(fn=cmd_aggregate)
 
     pb = sub.add_parser("publish", help="copy staged results (results/<scale>/...) into place under figures/<scale>/, "

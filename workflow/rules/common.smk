@@ -1,4 +1,5 @@
 # Registry -> figures, cells and jobs.  All expansion logic lives in ensemble_bandits.registry.
+import functools
 import json
 import os
 import shlex
@@ -305,49 +306,40 @@ def announce_cost():
         print(notice, file=sys.stderr, flush=True)
 
 
-# Archives (ensemble_bandits.archive): at these scales a figure's committed archive stands in for
-# the run files of the cells it covers.
+# Archives (ensemble_bandits.archive): at these scales the committed archives stand in for the run
+# files of the cells they hold: a figure's own first, then other figures' (figures share cells).
 ARCHIVE_SCALES = ("paper",)
 
 
-def committed_archive(scale, fid):
-    """The path of ``fid``'s committed archive when the workflow reads it (scale in ARCHIVE_SCALES,
-    config archives: use, the file there), else None."""
-    path = paths.archive_file(scale, fid)
-    if scale in ARCHIVE_SCALES and config.get("archives", "use") == "use" and os.path.exists(path):
-        return path
-    return None
-
-
-def archived_keys(scale, fid):
-    """The cells of ``fid`` that its committed archive covers (same key, algorithms version, seeds)."""
-    path = committed_archive(scale, fid)
-    if path is None:
-        return []
+@functools.lru_cache(maxsize=None)
+def archive_sources(scale, fid):
+    """[(path, keys)]: the committed archives that supply cells of ``fid`` and which (none unless
+    scale is in ARCHIVE_SCALES and config archives: use).  A damaged own archive stops the workflow;
+    another figure's is passed over."""
+    if scale not in ARCHIVE_SCALES or config.get("archives", "use") != "use":
+        return ()
+    folder = os.path.dirname(paths.archive_file(scale, fid))
     try:
-        return archive.usable_keys(path, figure(scale, fid))
+        return tuple(archive.covering(figure(scale, fid), archive.committed(folder, fid), strict=False))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
 
 
 def simulation_runs(w):
     """Run files of the figure an aggregate job builds (after the cost notice, see above): those of
-    the cells its committed archive does not cover."""
+    the cells no committed archive holds."""
     announce_cost()
     fig = figure(w.scale, fid_of(w))
-    covered = set(archived_keys(w.scale, fid_of(w)))
+    covered = {k for _, keys in archive_sources(w.scale, fid_of(w)) for k in keys}
     runs = registry.figure_runs(fig, config["seeds_per_job"])
     return [f for f in runs if paths.run_key(f) not in covered]
 
 
 def archive_option(w):
-    """``--archive PATH`` for an aggregate job whose figure has a committed archive covering some
-    of its cells, with the archive's SHA-256 (a new archive reruns the job), else empty."""
-    fid = fid_of(w)
-    if not archived_keys(w.scale, fid):
-        return ""
-    path = committed_archive(w.scale, fid)
-    return f"--archive {shlex.quote(path)} --archive-sha256 {data.sha256(path)}"
+    """``--archive PATH --archive-sha256 HASH`` per committed archive that supplies cells of the
+    figure an aggregate job builds (a changed archive reruns the job), else empty."""
+    return " ".join(f"--archive {shlex.quote(path)} --archive-sha256 {data.sha256(path)}"
+                    for path, _ in archive_sources(w.scale, fid_of(w)))
 
 
 def archive_targets(scale, ids):
