@@ -138,9 +138,10 @@ def test_reading_rows_replace_only_the_curves_the_reading_changes():
 
 
 def test_readings_change_each_panel_as_they_say_and_reach_the_agents(entries, config):
-    """epp-fig9a's code readings: G = 4 on the Quadratic panel; G = 20 on the Vector-quadratic one
-    (pending: no cells until its line goes, then its own); nothing on the Neural panel (which already
-    runs the code's values); every other hyper-parameter as the primary's, and the value reaches the agent."""
+    """epp-fig9a's readings: the code's G = 4 and ours (G = 4, lr 1e-3) on the Quadratic panel; the code's
+    G = 20 on the Vector-quadratic one (pending: no cells until its line goes, then its own); nothing on the
+    Neural panel (which already runs the code's values); every other hyper-parameter as the primary's, and
+    the value reaches the agent."""
     from ensemble_bandits.runner import make_agent, make_env
 
     entry = copy.deepcopy(entries["epp-fig9a"])
@@ -151,13 +152,15 @@ def test_readings_change_each_panel_as_they_say_and_reach_the_agents(entries, co
     by_panel = {}
     for s in fig["series"]:
         if "reading" in s:
-            by_panel.setdefault((s["reading"], s["panel"]), set()).add(s["cell"]["agent"]["G"])
-    assert by_panel == {("code", "Quadratic"): {4}, ("code-vector", "Vector quadratic"): {20}}
+            by_panel.setdefault((s["reading"], s["panel"]), set()).add((s["cell"]["agent"]["G"], s["cell"]["agent"].get("lr")))
+    assert by_panel == {("code", "Quadratic"): {(4, None)}, ("converging", "Quadratic"): {(4, 0.001)},
+                        ("code-vector", "Vector quadratic"): {(20, None)}}
     primary = {(s["panel"], s["curve"]): s["cell"] for s in fig["series"] if "reading" not in s}
     extra = [s for s in fig["series"] if "reading" in s]
     for s in extra:
         base = primary[s["panel"], s["base_curve"]]
-        assert {k: v for k, v in s["cell"]["agent"].items() if k != "G"} == base["agent"] and s["cell"]["env"] == base["env"]
+        assert {k: v for k, v in s["cell"]["agent"].items() if k not in ("G", "lr")} == base["agent"]
+        assert s["cell"]["env"] == base["env"]
     cell = extra[-1]["cell"]
     env = make_env(cell["env"], [0])
     assert make_agent(cell["agent"], env, [0], 10).G == 20

@@ -138,6 +138,10 @@ def test_summary_table_gives_cause_paper_figure_and_readings(monkeypatch):
     assert rows[0].startswith("| [glmes-fig2 · dt](#glmes-fig2) | Fig. 2, arXiv 2510.10730 | ❌ not reproduced | "
                               "reading: the warm-up is redone every epoch | [P] DT - UCB: diff 229")
     assert rows[0].endswith("| paper text: not reproduced · warm-up once: reproduced |")
+    dt["readings"][0]["partial"] = "the first panel only"            # decides part of the claim: not counted
+    md = report.report_markdown("paper", figures, archived={"glmes-fig2"})
+    assert "Of the 2 not reproduced or inconclusive, 0 are reproduced under another documented reading." in md
+    assert "warm-up once: reproduced (the first panel only) |" in md
     assert "(designed, not counted)" in rows[1]
     assert "underpowered: the interval is wider than the band (about 120 seeds would decide it; this run has 20)" \
         in rows[2]

@@ -17,6 +17,10 @@ registry states it).  A reading is a set of overrides applied on top of the entr
           - {panels: ["Vector-quadratic"], agent: {G: 20}}  # applies
         claims:                              # optional: a claim's checks under this reading
           dt-competitive: {checks: [...]}
+        partial: <the scope it decides>      # optional: it decides the claims on part of their scope
+                                             # only (e.g. "the Quadratic panel only"): shown beside
+                                             # its verdict, and a finding it reproduces is not counted
+                                             # as reproduced under another reading
         pending: <why>                       # optional: declared, its runs not made yet (a paper run
                                              # in parts): it adds no series, its claims are "not measured";
                                              # its cells are listed as the figure's ``pending_series``

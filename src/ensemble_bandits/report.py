@@ -173,10 +173,11 @@ def finding_cause(rows):
 
 
 def reproduced_elsewhere(rows) -> list:
-    """The labels of the readings under which a finding's every row is reproduced."""
+    """The labels of the readings under which a finding's every row is reproduced (a reading that
+    decides part of a claim's scope only, ``partial``, does not reproduce the finding)."""
     labels = None
     for _, c in rows:
-        mine = {r["label"] for r in c.get("readings", []) if r["status"] == "reproduced"}
+        mine = {r["label"] for r in c.get("readings", []) if r["status"] == "reproduced" and not r.get("partial")}
         if c["status"] == "reproduced":
             continue
         labels = mine if labels is None else labels & mine
@@ -264,7 +265,12 @@ def _readings_text(c: dict) -> str:
     others = c.get("readings", [])
     if not others:
         return ""
-    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}" for r in others])
+    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}{_partial(r)}" for r in others])
+
+
+def _partial(r: dict) -> str:
+    """`` (<scope>)`` for a reading that decides part of a claim's scope only (``partial``)."""
+    return f" ({r['partial']})" if r.get("partial") else ""
 
 
 def _seeds_text(c: dict, seeds) -> str:
@@ -374,7 +380,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     if cause:
                         status += f" — cause: {cause}"
                     for r in c.get("readings", []):
-                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}"
+                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_partial(r)}"
                     nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
                     out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")

@@ -186,6 +186,7 @@ def _add_reading(res: dict, name: str, reading: dict, other: dict) -> None:
     under reading ``name``."""
     res.setdefault("readings", []).append(
         {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
+         **({"partial": " ".join(reading["partial"].split())} if reading.get("partial") else {}),
          "status": other["status"], "numbers": other["numbers"],
          **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {})})
 
