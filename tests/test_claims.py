@@ -273,6 +273,17 @@ def test_linear_fit_decides_on_the_bootstrap_interval(noise_sd, status):
     got, numbers = claims.linear_fit(_linear_fit_replicates(noise_sd), r2_min=0.8, rel_spread_max=0.5)
     assert got == status, numbers
     assert "95% intervals over 200 bootstrap resamples" in numbers
+    assert "lies outside its interval" not in numbers
+
+
+def test_linear_fit_says_when_a_point_value_lies_outside_its_interval():
+    """Resampled M_min biased upward (every replicate's line steeper than the point's): the text says
+    the slope's point lies outside its interval and why, and the verdict still reads R^2 and the spread."""
+    table = _linear_fit_replicates((2.0,))
+    table.loc[table["replicate"] > 0, "M_min"] *= 1.3
+    got, numbers = claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5)
+    assert got == REPRODUCED, numbers
+    assert "the slope's point value lies below its interval: M_min, the smallest grid value that matches, rises" in numbers
 
 
 def test_linear_fit_fits_a_censored_setting_as_a_bound():

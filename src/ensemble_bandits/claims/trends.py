@@ -305,10 +305,17 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
     slope_b, r2_b = stats.Bootstrap(c, b[:, 0]), stats.Bootstrap(r2, b[:, 1])
     rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]])
     (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = slope_b.interval(), r2_b.interval(), rel_b.interval()
+    bias_text = ""
+    if slope_b.outside():
+        up = c < s_lo
+        bias_text = (f"; the slope's point value lies {'below' if up else 'above'} its interval: {y}, the smallest grid "
+                     f"value that matches, {'rises' if up else 'falls'} when the seeds are resampled"
+                     f"{' (noisier means match later)' if up else ''}, so the interval describes the resampled "
+                     f"statistic, not a range around the point")
     fit_status = REPRODUCED if r_lo >= r2_min else FAILED if r_hi < r2_min else INCONCLUSIVE
     spread_status = REPRODUCED if q_hi <= rel_spread_max else FAILED if q_lo > rel_spread_max else INCONCLUSIVE
     return Verdict(combine([fit_status, spread_status]),
                    f"slope {fmt(c)} [{fmt(s_lo)}, {fmt(s_hi)}], R^2 {fmt(r2)} [{fmt(r_lo)}, {fmt(r_hi)}] "
                    f"(min {r2_min}); within-{x} spread across {group} {fmt(within)} vs across-{x} range "
                    f"{fmt(across)}: ratio {fmt(rel)} [{fmt(q_lo)}, {fmt(q_hi)}] (max {rel_spread_max}); "
-                   f"95% intervals over {len(boots)} bootstrap resamples of the seeds" + cens_text)
+                   f"95% intervals over {len(boots)} bootstrap resamples of the seeds" + bias_text + cens_text)
