@@ -310,7 +310,7 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
         up = c < s_lo
         bias_text = (f"; the slope's point value lies {'below' if up else 'above'} its interval: {y}, the smallest grid "
                      f"value that matches, {'rises' if up else 'falls'} when the seeds are resampled"
-                     f"{' (noisier means match later)' if up else ''}, so the interval describes the resampled "
+                     f"{' (an M that only just matches fails in many resamples)' if up else ''}, so the interval describes the resampled "
                      f"statistic, not a range around the point")
     fit_status = REPRODUCED if r_lo >= r2_min else FAILED if r_hi < r2_min else INCONCLUSIVE
     spread_status = REPRODUCED if q_hi <= rel_spread_max else FAILED if q_lo > rel_spread_max else INCONCLUSIVE
