@@ -99,6 +99,34 @@ def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     assert "*Run:*" not in plain and "Assembled from" not in plain
 
 
+def test_a_verdict_decided_under_an_earlier_rule_is_marked_and_a_new_claim_listed(monkeypatch):
+    """A record's claim whose note the registry has changed since (or that now rests on a premise the
+    record lacks) is marked "earlier rule" and counted as such; a registry claim the record lacks is
+    listed as not decided yet."""
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    old = _claim("slope", "sublinear", "reproduced")
+    old["note"] = "slope at most 0.9"
+    same = _claim("same", "beats B", "reproduced")
+    same["note"] = "paired"
+    gated = _claim("gated", "beats C", "reproduced")
+    gated["note"] = "paired"
+    entries = {"epp-fig11": {"claims": [
+        {"id": "slope", "quote": "sublinear", "note": "rate ratio below 0.8", "checks": []},
+        {"id": "same", "quote": "beats B", "note": "paired", "checks": []},
+        {"id": "converged", "quote": "converged", "note": "Designed: rate ratio below 0.5", "checks": [], "finding": False},
+        {"id": "gated", "quote": "beats C", "note": "paired",
+         "checks": [{"fn": "premise", "args": {"claim": "converged"}}]}]}}
+    figs = report.with_registry_notes([_fig("epp-fig11", "epp", old, same, gated)], entries)
+    marks = {c["id"]: c.get("earlier_rule", False) for c in figs[0]["claims"]}
+    assert marks == {"slope": True, "same": False, "gated": True} and figs[0]["undecided"] == ["converged"]
+    md = report.report_markdown("paper", figs)
+    assert "2 of these verdicts were decided under an earlier rule" in md
+    assert "Decided under an earlier rule (" in md and "epp-fig11 · slope, epp-fig11 · gated." in md
+    assert "Not decided yet (" in md and "epp-fig11 · converged." in md
+    summary = md[md.index("## Summary"):md.index("## Contents")]
+    assert summary.count("✅ reproduced (earlier rule)") == 2
+
+
 def test_read_record_names_a_damaged_file(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(ValueError, match="bad.json is unreadable"):

@@ -127,20 +127,29 @@ def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "p
 def with_registry_notes(figures: list, entries: dict) -> list:
     """Records with each claim's ``cause`` and ``finding`` as the registry states them now (they are
     the registry's account of a verdict, not a result of the run: a record written before a cause was
-    declared shows it too)."""
+    declared shows it too).  A claim whose rule the registry has changed since the record was decided
+    (its note, which states the rule, differs, or it now rests on a premise the record lacks) is marked
+    ``earlier_rule``; the registry's claims the record lacks are listed in the figure's ``undecided``
+    (both only arise for a record not re-decided since, e.g. one without an archive)."""
+    from .claims.evaluate import claim_source
+
     out = []
     for f in figures:
         declared = {c["id"]: c for c in entries.get(f["id"], {}).get("claims", [])}
+        have = {c["id"] for c in f["claims"]}
         claims = []
         for c in f["claims"]:
-            c = {k: v for k, v in c.items() if k not in ("cause", "finding")}
+            c = {k: v for k, v in c.items() if k not in ("cause", "finding", "earlier_rule")}
             d = declared.get(c["id"], {})
             if "cause" in d:
                 c["cause"] = {"kind": d["cause"]["kind"], "why": " ".join(d["cause"]["why"].split())}
             if d.get("finding") is False:
                 c["finding"] = False
+            premises = {chk.get("args", {}).get("claim") for chk in d.get("checks", []) if chk.get("fn") == "premise"}
+            if d and (claim_source(d)[1] != c.get("note", "") or premises - have):
+                c["earlier_rule"] = True
             claims.append(c)
-        out.append({**f, "claims": claims})
+        out.append({**f, "claims": claims, "undecided": [cid for cid in declared if cid not in have]})
     return out
 
 
@@ -190,7 +199,7 @@ def tally(figures: list) -> str:
     under another reading, their causes, and the rows left out (repeats, reported, designed
     transpositions)."""
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
-    causes, elsewhere = {}, 0
+    causes, elsewhere, earlier = {}, 0, 0
     for rows in findings(figures).values():
         status = finding_status(rows)
         if status not in counts:
@@ -205,6 +214,7 @@ def tally(figures: list) -> str:
             continue
         counts[status] += 1
         repeats += len(rows) - 1
+        earlier += bool(_earlier(rows))
         if status != "reproduced":
             kind = cause["kind"] if cause else "no cause stated"
             causes[kind] = causes.get(kind, 0) + 1
@@ -213,6 +223,9 @@ def tally(figures: list) -> str:
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
              + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    if earlier:
+        text += (f" {earlier} of these verdicts {'was' if earlier == 1 else 'were'} decided under an earlier rule "
+                 "(marked \"earlier rule\": records not re-decided since the registry changed the claim).")
     missed = counts["not reproduced"] + counts["inconclusive"]
     if missed:
         text += (f" Of the {missed} not reproduced or inconclusive, {elsewhere} "
@@ -299,7 +312,7 @@ def summary_table(figures: list, scale: str) -> list:
     for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
         fid, c = rows[0]
         status = finding_status(rows)
-        verdict = ICON[status] + ("" if counted(rows) else " (designed, not counted)")
+        verdict = ICON[status] + ("" if counted(rows) else " (designed, not counted)") + _earlier(rows)
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
             f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
@@ -310,6 +323,11 @@ def summary_table(figures: list, scale: str) -> list:
         out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {verdict} | {_cell(cause_text)} | "
                    f"{_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
+
+
+def _earlier(rows) -> str:
+    """`` (earlier rule)`` when a row of the finding was decided under a rule the registry has changed since."""
+    return " (earlier rule)" if any(c.get("earlier_rule") for _, c in rows) else ""
 
 
 def table_body(markdown: str) -> list:
@@ -339,6 +357,15 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
     if unarchived:
         out += [f"No archive (the per-seed data of the run was not kept, so these figures cannot be redrawn or "
                 f"re-decided without rerunning them): {', '.join(unarchived)}.", ""]
+    earlier = [f"{f['id']} · {c['id']}" for f in figures for c in f["claims"] if c.get("earlier_rule")]
+    if earlier:
+        out += [f"Decided under an earlier rule (the registry has changed the claim's rule since this record was "
+                f"decided; marked \"earlier rule\"; it is decided again at its figure's next paper run): "
+                f"{', '.join(earlier)}.", ""]
+    undecided = [f"{f['id']} · {cid}" for f in figures for cid in f.get("undecided", [])]
+    if undecided:
+        out += [f"Not decided yet (claims added to the registry after the record was decided; decided at the "
+                f"figure's next paper run): {', '.join(undecided)}.", ""]
     out += ["## Summary", "", *summary_table(figures, scale), "", "## Contents", ""]
     for paper in PAPERS:
         ids = [f["id"] for f in figures if f["paper"] == paper]
@@ -375,7 +402,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         note += f" *(the finding of {origin}, counted once)*"
                     if c.get("finding") is False:
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]]
+                    status = ICON[c["status"]] + _earlier([(f["id"], c)])
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
