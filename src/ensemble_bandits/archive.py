@@ -172,7 +172,7 @@ def covering(fig: dict, paths, strict: bool = True) -> list:
     when ``strict``, else is passed over."""
     out, taken = [], set()
     for path in paths:
-        own = os.path.basename(str(path)) == f"{fig['id']}.parquet"
+        own = _own(path, fig)
         try:
             keys = [k for k in usable_keys(path, fig, any_figure=not own) if k not in taken]
         except ArchiveError:
@@ -189,6 +189,18 @@ def read_covering(fig: dict, sources) -> dict:
     """{key: rows} of every cell the ``sources`` of :func:`covering` supply."""
     out = {}
     for path, keys in sources:
-        own = os.path.basename(path) == f"{fig['id']}.parquet"
-        out.update(read_cells(path, fig, keys, any_figure=not own))
+        out.update(read_cells(path, fig, keys, any_figure=not _own(path, fig)))
     return out
+
+
+def _own(path, fig: dict) -> bool:
+    """``path`` is named as ``fig``'s own archive (``<id>.parquet``)."""
+    return os.path.basename(str(path)) == f"{fig['id']}.parquet"
+
+
+def committed_sources(fig: dict, scale: str) -> list:
+    """:func:`covering` over the committed archives of ``scale`` (another figure's that cannot be used
+    is passed over)."""
+    from .paths import archive_file
+
+    return covering(fig, committed(os.path.dirname(archive_file(scale, fig["id"])), fig["id"]), strict=False)

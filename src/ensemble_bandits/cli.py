@@ -491,9 +491,7 @@ def cmd_progress(args):
         cost = costs.run_costs([fig], per_job)
         runs = registry.figure_runs(fig, per_job)
         try:
-            folder = os.path.dirname(paths.archive_file(args.scale, fid))
-            sources = archives.covering(fig, archives.committed(folder, fid), strict=False)
-            covered = {k for _, keys in sources for k in keys}
+            covered = {k for _, keys in archives.committed_sources(fig, args.scale) for k in keys}
         except archives.ArchiveError:
             covered = set()
         missing = [f for f in runs if not (os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)]

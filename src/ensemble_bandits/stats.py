@@ -223,12 +223,6 @@ class Bootstrap:
         lo, hi = np.quantile(self.samples, [(1 - level) / 2, (1 + level) / 2])
         return float(lo), float(hi)
 
-    def outside(self, level: float = LEVEL) -> bool:
-        """The estimate lies outside its own percentile interval (the statistic is biased under
-        resampling: the interval describes the resampled statistic, not a range around the estimate)."""
-        lo, hi = self.interval(level)
-        return not lo <= self.estimate <= hi
-
     def p_less(self, theta=0.0):
         return float((1 + np.sum(self.samples >= theta)) / (self.n + 1))
 

@@ -318,9 +318,8 @@ def archive_sources(scale, fid):
     another figure's is passed over."""
     if scale not in ARCHIVE_SCALES or config.get("archives", "use") != "use":
         return ()
-    folder = os.path.dirname(paths.archive_file(scale, fid))
     try:
-        return tuple(archive.covering(figure(scale, fid), archive.committed(folder, fid), strict=False))
+        return tuple(archive.committed_sources(figure(scale, fid), scale))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
 

@@ -306,7 +306,7 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
     rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]])
     (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = slope_b.interval(), r2_b.interval(), rel_b.interval()
     bias_text = ""
-    if slope_b.outside():
+    if not s_lo <= c <= s_hi:
         up = c < s_lo
         bias_text = (f"; the slope's point value lies {'below' if up else 'above'} its interval: {y}, the smallest grid "
                      f"value that matches, {'rises' if up else 'falls'} when the seeds are resampled"
