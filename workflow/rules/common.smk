@@ -337,8 +337,10 @@ def simulation_runs(w):
 def archive_option(w):
     """``--archive PATH --archive-sha256 HASH`` per committed archive that supplies cells of the
     figure an aggregate job builds (a changed archive reruns the job), else empty."""
-    return " ".join(f"--archive {shlex.quote(path)} --archive-sha256 {data.sha256(path)}"
-                    for path, _ in archive_sources(w.scale, fid_of(w)))
+    return " ".join(
+        f"--archive {shlex.quote(path)} --archive-sha256 {data.sha256(path)}"
+        for path, _ in archive_sources(w.scale, fid_of(w))
+    )
 
 
 def archive_targets(scale, ids):
