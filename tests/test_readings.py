@@ -115,6 +115,31 @@ def test_a_pending_reading_adds_no_runs_and_its_claims_are_not_measured():
     assert other["numbers"] == "not measured: this reading's runs are pending (its cells run next session)"
 
 
+def test_a_reading_on_fewer_seeds_runs_and_decides_on_them_and_says_so():
+    """``seeds:`` (e.g. the authors' code's 5): the reading's own cells run that many seeds, never more
+    than the figure's, its claims are decided on them, and the record and REPORT.md give the count."""
+    from ensemble_bandits.report import _readings_text
+
+    entry = _entry()
+    entry["readings"]["fast"]["seeds"] = 6
+    fig = registry.resolve(entry, "paper", {"paper": {}})
+    assert {s["curve"]: s["seeds"] for s in fig["series"]} == {"A": 20, "B": 20, "A [fast A]": 6}
+    assert registry.resolve(entry, "smoke", {"smoke": {"max_seeds": 2}})["series"][-1]["seeds"] == 2
+    [res] = evaluate(entry, _table(fig, {"A [fast A]": -10.0}))
+    [other] = res["readings"]
+    assert other["seeds"] == 6 and "seeds" not in res and other["status"] == REPRODUCED
+    assert "(n=6)" in other["numbers"] and "(n=20)" in res["numbers"]
+    assert _readings_text({**res, "status": "inconclusive"}).endswith("fast A: reproduced (6 seeds)")
+    entry["readings"]["fast"]["partial"] = "panel P only"
+    [res] = evaluate(entry, _table(fig, {"A [fast A]": -10.0}))
+    assert _readings_text(res).endswith("fast A: reproduced (panel P only; 6 seeds)")
+    plain = copy.deepcopy(entry)
+    del plain["readings"]["fast"]["agent"], plain["readings"]["fast"]["curves"]
+    plain["readings"]["fast"]["claims"] = {"a-beats-b": {"checks": [{"fn": "outperforms", "args": {}}]}}
+    with pytest.raises(RegistryError, match="seeds applies to a reading's own cells"):
+        registry.check_readings("glmes-x", plain, "f.yaml")
+
+
 def test_a_reading_that_changes_nothing_or_names_an_unknown_claim_is_refused(tmp_path):
     entry = _entry()
     with pytest.raises(RegistryError, match="changes nothing"):

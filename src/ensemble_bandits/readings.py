@@ -17,6 +17,9 @@ registry states it).  A reading is a set of overrides applied on top of the entr
           - {panels: ["Vector-quadratic"], agent: {G: 20}}  # applies
         claims:                              # optional: a claim's checks under this reading
           dt-competitive: {checks: [...]}
+        seeds: 5                             # optional: its cells run fewer seeds than the figure's
+                                             # (e.g. the authors' code's 5, where that saves time):
+                                             # REPORT.md prints the count beside its verdicts
         partial: <the scope it decides>      # optional: it decides the claims on part of their scope
                                              # only (e.g. "the Quadratic panel only"): shown beside
                                              # its verdict, and a finding it reproduces is not counted
@@ -95,6 +98,7 @@ def reading_series(entry: dict, series: list, key_of, pending: bool = False) -> 
                 value = svars[hue] if isinstance(svars[hue], str) else f"{hue} = {svars[hue]}"
                 svars[hue] = curve_label(value, r, name)
             out.append({**s, "curve": curve_label(s["curve"], r, name), "vars": svars, "cell": cell,
+                        "seeds": min(int(r.get("seeds", s["seeds"])), s["seeds"]),
                         "key": key_of(cell), "reading": name, "base_curve": s["curve"]})
     return out
 

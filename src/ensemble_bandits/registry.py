@@ -169,6 +169,9 @@ def check_readings(fid, entry, where) -> None:
                                 f"claims: {sorted(claims)}")
         if not changes_runs(r) and not r.get("claims"):
             raise RegistryError(f"{what} changes nothing: give agent or env overrides, or claims")
+        if "seeds" in r and not changes_runs(r):
+            raise RegistryError(f"{what}: seeds applies to a reading's own cells, and it has none "
+                                f"(give agent or env overrides)")
 
 
 def substitute(obj, values: dict):

@@ -282,8 +282,11 @@ def _readings_text(c: dict) -> str:
 
 
 def _partial(r: dict) -> str:
-    """`` (<scope>)`` for a reading that decides part of a claim's scope only (``partial``)."""
-    return f" ({r['partial']})" if r.get("partial") else ""
+    """`` (<scope>; <n> seeds)`` beside a reading's verdict: the part of a claim's scope it decides
+    (``partial``) and its seed count where it ran fewer seeds than the figure."""
+    scope = [r["partial"]] if r.get("partial") else []
+    scope += [f"{r['seeds']} seeds"] if r.get("seeds") else []
+    return f" ({'; '.join(scope)})" if scope else ""
 
 
 def _seeds_text(c: dict, seeds) -> str:

@@ -174,21 +174,30 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
             continue
         under = claims_under(claims, reading)
         alt = _evaluate_all(entry, under, reading_rows(table, name), scale, absent, pending)
+        seeds = _own_seeds(table, name) if "seeds" in reading else None
         for res, other, claim in zip(results, alt, claims):
             overridden = claim["id"] in (reading.get("claims") or {})
             if overridden or (other["status"], other["numbers"]) != (res["status"], res["numbers"]):
-                _add_reading(res, name, reading, other)
+                _add_reading(res, name, reading, {**other, **({"seeds": seeds} if seeds else {})})
     return results
 
 
+def _own_seeds(table: pd.DataFrame, name: str):
+    """The number of seeds of reading ``name``'s own series (a reading with fewer ``seeds``)."""
+    if "reading" not in table.columns or "seed" not in table.columns:
+        return None
+    mine = table.loc[table["reading"] == name, "seed"]
+    return int(mine.nunique()) if len(mine) else None
+
+
 def _add_reading(res: dict, name: str, reading: dict, other: dict) -> None:
-    """List under claim result ``res`` its verdict ``other`` (status, numbers[, seeds_to_decide])
-    under reading ``name``."""
+    """List under claim result ``res`` its verdict ``other`` (status, numbers[, seeds_to_decide,
+    seeds: those of a reading run on fewer]) under reading ``name``."""
     res.setdefault("readings", []).append(
         {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
          **({"partial": " ".join(reading["partial"].split())} if reading.get("partial") else {}),
          "status": other["status"], "numbers": other["numbers"],
-         **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {})})
+         **{k: other[k] for k in ("seeds_to_decide", "seeds") if k in other}})
 
 
 def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
