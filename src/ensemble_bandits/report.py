@@ -278,10 +278,10 @@ def _readings_text(c: dict) -> str:
     others = c.get("readings", [])
     if not others:
         return ""
-    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}{_partial(r)}" for r in others])
+    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}{_scope(r)}" for r in others])
 
 
-def _partial(r: dict) -> str:
+def _scope(r: dict) -> str:
     """`` (<scope>; <n> seeds)`` beside a reading's verdict: the part of a claim's scope it decides
     (``partial``) and its seed count where it ran fewer seeds than the figure."""
     scope = [r["partial"]] if r.get("partial") else []
@@ -410,7 +410,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     if cause:
                         status += f" — cause: {cause}"
                     for r in c.get("readings", []):
-                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_partial(r)}"
+                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"
                     nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
                     out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")

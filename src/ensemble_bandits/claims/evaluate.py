@@ -178,7 +178,7 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
         for res, other, claim in zip(results, alt, claims):
             overridden = claim["id"] in (reading.get("claims") or {})
             if overridden or (other["status"], other["numbers"]) != (res["status"], res["numbers"]):
-                _add_reading(res, name, reading, {**other, **({"seeds": seeds} if seeds else {})})
+                _add_reading(res, name, reading, other, seeds)
     return results
 
 
@@ -190,14 +190,15 @@ def _own_seeds(table: pd.DataFrame, name: str):
     return int(mine.nunique()) if len(mine) else None
 
 
-def _add_reading(res: dict, name: str, reading: dict, other: dict) -> None:
-    """List under claim result ``res`` its verdict ``other`` (status, numbers[, seeds_to_decide,
-    seeds: those of a reading run on fewer]) under reading ``name``."""
+def _add_reading(res: dict, name: str, reading: dict, other: dict, seeds: int | None = None) -> None:
+    """List under claim result ``res`` its verdict ``other`` (status, numbers[, seeds_to_decide])
+    under reading ``name``; ``seeds``: the seed count of a reading run on fewer seeds."""
     res.setdefault("readings", []).append(
         {"reading": name, "label": reading["label"], "says": " ".join(reading["says"].split()),
          **({"partial": " ".join(reading["partial"].split())} if reading.get("partial") else {}),
          "status": other["status"], "numbers": other["numbers"],
-         **{k: other[k] for k in ("seeds_to_decide", "seeds") if k in other}})
+         **({"seeds_to_decide": other["seeds_to_decide"]} if "seeds_to_decide" in other else {}),
+         **({"seeds": seeds} if seeds else {})})
 
 
 def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
