@@ -191,3 +191,11 @@ def test_a_table_figure_is_shown_as_a_table(monkeypatch):
     assert "[epp-tab1.png](epp-tab1.png)" in section
     plain = report.report_markdown("paper", [fig])
     assert "![epp-tab1](epp-tab1.png)" in plain
+
+
+def test_a_reduced_scale_report_says_causes_are_the_paper_scales(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    figures = [_fig("epp-fig8b", "epp", _claim("analogous", "all analogous", "inconclusive"))]
+    paper, default = report.report_markdown("paper", figures), report.report_markdown("default", figures)
+    assert "no cause stated 1." in paper and report.REDUCED_CAUSES not in paper
+    assert "no cause stated (reduced scale; see below) 1." in default and report.REDUCED_CAUSES in default

@@ -60,6 +60,12 @@ HOW_CAUSES = (
     "(not reproduced under the faithful configuration). A statistical claim measured on fewer than 5 seeds gets "
     "no verdict (\"not measured at this scale\").")
 
+REDUCED_CAUSES = (
+    "Causes are declared for the paper-scale verdicts (`figures/paper/REPORT.md`). This report is at a reduced "
+    "scale (fewer seeds, shorter horizons, smaller grids): a finding that the paper scale decides may be "
+    "inconclusive or decided otherwise here, and then shows *not stated*; a cause shown here explains the "
+    "paper-scale verdict, not necessarily this one.")
+
 
 def rst_escape(text: str) -> str:
     """Plain text safe inside reStructuredText (captions of the Snakemake report), on one line."""
@@ -193,7 +199,7 @@ def reproduced_elsewhere(rows) -> list:
     return sorted(labels or [])
 
 
-def tally(figures: list) -> str:
+def tally(figures: list, scale: str = "paper") -> str:
     """The report's count: verdicts per finding under the primary reading (a finding checked in
     several figures is reproduced only if it is in each), how many of the others are reproduced
     under another reading, their causes, and the rows left out (repeats, reported, designed
@@ -216,7 +222,8 @@ def tally(figures: list) -> str:
         repeats += len(rows) - 1
         earlier += bool(_earlier(rows))
         if status != "reproduced":
-            kind = cause["kind"] if cause else "no cause stated"
+            kind = cause["kind"] if cause else ("no cause stated" if scale == "paper"
+                                                else "no cause stated (reduced scale; see below)")
             causes[kind] = causes.get(kind, 0) + 1
             elsewhere += bool(reproduced_elsewhere(rows))
     text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
@@ -349,7 +356,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
     runs = {}
     for f in figures:
         runs.setdefault(_run_key(f["run"]), []).append(f["id"])
-    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures), ""]
+    out = [f"# Replication report — scale `{scale}`", "", provenance(scale), "", tally(figures, scale), ""]
     if len(runs) > 1:
         counts = "; ".join(f"{key}: {len(ids)} figure{'s' if len(ids) > 1 else ''}" for key, ids in runs.items())
         out += [f"Assembled from the records of runs at {len(runs)} commits (`figures/{scale}/records/`, "
@@ -375,6 +382,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
         if ids:
             out.append(f"- **{paper}** ({PAPERS[paper]}): " + ", ".join(f"[{i}](#{i})" for i in ids))
     out += ["", HOW_TO_READ, "", HOW_DECIDED, "", HOW_CAUSES, ""]
+    if scale != "paper":
+        out += [REDUCED_CAUSES, ""]
     for paper in PAPERS:
         figs = [f for f in figures if f["paper"] == paper]
         if not figs:
