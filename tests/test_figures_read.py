@@ -124,6 +124,22 @@ def test_method_look_shades_a_family_and_marks_readings():
     assert not np.allclose(one_family["Lin-ES"]["color"], grey)   # a sweep of one method: ordered palette
 
 
+def test_a_reading_of_one_method_sweep_keeps_its_base_curves_colour():
+    # epp-fig11: one method (C values) under two readings; a "*" line style override leaves the readings theirs
+    base = ["C = T/10", "C = T"]
+    curves = base + [f"{c} [code]" for c in base] + [f"{c} [fast]" for c in base]
+    spec = {"methods": dict.fromkeys(curves, "ensemble_pp_neural"),
+            "readings": {f"{c} [{r}]": c for c in base for r in ("code", "fast")}}
+    for plot in ({}, {"linestyles": {"*": ":", "C = T": "-"}}):
+        st = style.curve_styles(pd.DataFrame({"curve": curves}), curves, plot, spec)
+        assert not np.allclose(st["C = T/10"]["color"], st["C = T"]["color"])
+        for c in base:
+            assert np.allclose(st[f"{c} [code]"]["color"], st[c]["color"])
+            assert np.allclose(st[f"{c} [fast]"]["color"], st[c]["color"])
+            assert st[f"{c} [code]"]["linestyle"] == methods.READING_LINESTYLES[0]
+            assert st[f"{c} [fast]"]["linestyle"] == methods.READING_LINESTYLES[1]
+
+
 @pytest.mark.parametrize("text, want", [
     ("s = sigma = 0.5", r"s = $\sigma$ = 0.5"),
     ("beta_T", r"$\beta_{T}$"),

@@ -108,7 +108,15 @@ def method_styles(curves, methods: dict, readings: dict) -> dict:
         order = [base] + [s for s in _MORE_STYLES if s != base]
         for i, c in enumerate(members):
             styles[c] = {"color": shade(color, i, len(members)), "linestyle": order[i % len(order)]}
-    which: list[str] = []                 # reading labels ("<base curve> [<label>]") in order of appearance
+    styles.update(reading_styles(curves, readings, styles, methods))
+    return styles
+
+
+def reading_styles(curves, readings: dict, styles: dict, methods: dict | None = None) -> dict:
+    """curve -> {color, linestyle} for the readings' curves (``readings``: a reading's curve -> its base
+    curve): the base curve's colour in ``styles`` (else its agent's look) in its reading's line style
+    (:data:`READING_LINESTYLES`, one per reading, in order of appearance)."""
+    out, which = {}, []                   # which: reading labels ("<base curve> [<label>]") in order of appearance
     for c in curves:
         base_curve = readings.get(c)
         if base_curve is None:
@@ -117,7 +125,7 @@ def method_styles(curves, methods: dict, readings: dict) -> dict:
         which += [label] if label not in which else []
         dash = READING_LINESTYLES[which.index(label) % len(READING_LINESTYLES)]
         if base_curve in styles:
-            styles[c] = {"color": styles[base_curve]["color"], "linestyle": dash}
-        elif agent_look(methods.get(c)):
-            styles[c] = {"color": agent_look(methods[c])[0], "linestyle": dash}
-    return styles
+            out[c] = {"color": styles[base_curve]["color"], "linestyle": dash}
+        elif agent_look((methods or {}).get(c)):
+            out[c] = {"color": agent_look(methods[c])[0], "linestyle": dash}
+    return out

@@ -18,7 +18,7 @@ import seaborn as sns
 from ..atomic import save_figure_atomic
 from ..report import ARXIV, paper_figure
 from ..stats import BANDS
-from .methods import family_of, method_styles
+from .methods import family_of, method_styles, reading_styles
 
 DPI = 150
 PANEL_W, PANEL_H = 4.0, 3.1  # inches per subplot
@@ -237,6 +237,7 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
     variants dashed"."""
     hue_by, style_by = plot.get("hue_by"), plot.get("style_by")
     black = set(map(str, plot.get("black") or []))
+    readings = (spec or {}).get("readings") or {}
     styles = {}
     by_method = {} if hue_by else comparison_styles(curves, spec or {})
     if by_method:
@@ -263,11 +264,12 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             else:
                 style = dict(method_styles([c], methods, {})[c])
             styles[c] = style
-    else:
-        coloured = [c for c in curves if c not in black]
+    else:  # a reading's curve takes its base curve's colour, in its reading's line style
+        coloured = [c for c in curves if c not in black and c not in readings]
         pal = palette(min(len(coloured), 10))
         for i, c in enumerate(coloured):
             styles[c] = {"color": pal[i % len(pal)]}
+        styles.update(reading_styles(curves, readings, {**styles, **{c: {"color": "black"} for c in black}}))
     if style_by:
         attr = _curve_attr(df, style_by)
         values = sorted_values(attr.get(c) for c in curves)
@@ -275,8 +277,7 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             v = attr.get(c)
             ls = "-" if isnull(v) else LINESTYLES[values.index(v) % len(LINESTYLES)]
             styles.setdefault(c, {})["linestyle"] = ls
-    elif not hue_by and not by_method and len([c for c in curves if c not in black]) > 10:
-        coloured = [c for c in curves if c not in black]
+    elif not hue_by and not by_method and len(coloured) > 10:
         for i, c in enumerate(coloured):
             styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
     colors, linestyles = dict(plot.get("colors") or {}), dict(plot.get("linestyles") or {})
@@ -286,7 +287,7 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             styles[c]["color"] = "black"
         if c in colors:
             styles[c]["color"] = colors[c]
-        if c in linestyles or "*" in linestyles:
+        if c in linestyles or ("*" in linestyles and c not in readings):   # "*" leaves readings their style
             styles[c]["linestyle"] = linestyles.get(c, linestyles.get("*"))
         styles[c].setdefault("linestyle", "-")
     return styles
