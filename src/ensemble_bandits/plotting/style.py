@@ -269,7 +269,9 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
         pal = palette(min(len(coloured), 10))
         for i, c in enumerate(coloured):
             styles[c] = {"color": pal[i % len(pal)]}
-        styles.update(reading_styles(curves, readings, {**styles, **{c: {"color": "black"} for c in black}}))
+            if len(coloured) > 10:             # past the palette's 10 colours: line styles too
+                styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
+        styles.update(reading_styles(curves, readings, {**styles, **dict.fromkeys(black, {"color": "black"})}))
     if style_by:
         attr = _curve_attr(df, style_by)
         values = sorted_values(attr.get(c) for c in curves)
@@ -277,9 +279,6 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             v = attr.get(c)
             ls = "-" if isnull(v) else LINESTYLES[values.index(v) % len(LINESTYLES)]
             styles.setdefault(c, {})["linestyle"] = ls
-    elif not hue_by and not by_method and len(coloured) > 10:
-        for i, c in enumerate(coloured):
-            styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
     colors, linestyles = dict(plot.get("colors") or {}), dict(plot.get("linestyles") or {})
     for c in curves:
         styles.setdefault(c, {})
