@@ -730,6 +730,16 @@ def test_after_round():
         claims.validate_names(_entry(BEATS, {"fn": "after_round", "args": {"t": "50"}}), ["A", "B"], ["P"])
 
 
+def test_reading_causes_name_readings_of_the_figure():
+    entry = _entry(BEATS)
+    entry["readings"] = {"code": {"label": "code", "says": "s", "agent": {"G": 4}}}
+    entry["claims"][0]["reading_causes"] = {"code": {"kind": "genuine", "why": "w"}}
+    claims.validate_names(entry, ["A", "B"], ["P"])
+    entry["claims"][0]["reading_causes"]["cod"] = {"kind": "genuine", "why": "w"}
+    with pytest.raises(ClaimError, match=r"reading_causes for \['cod'\], which are not readings"):
+        claims.validate_names(entry, ["A", "B"], ["P"])
+
+
 BLOCKS = {"fn": "seed_blocks", "args": {"primary": [0, 30], "replicate": [200, 230]}}
 
 

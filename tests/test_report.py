@@ -199,3 +199,27 @@ def test_a_reduced_scale_report_says_causes_are_the_paper_scales(monkeypatch):
     paper, default = report.report_markdown("paper", figures), report.report_markdown("default", figures)
     assert "no cause stated 1." in paper and report.REDUCED_CAUSES not in paper
     assert "no cause stated (reduced scale; see below) 1." in default and report.REDUCED_CAUSES in default
+
+
+def test_a_reading_verdict_shows_its_own_cause(monkeypatch):
+    """A claim reproduced under the paper text but not under a reading shows the registry's
+    ``reading_causes`` entry beside that reading's verdict (and its kind in the summary); a reading
+    verdict without one says the cause is not stated, as the paper text's would."""
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+
+    def fig():
+        c = _claim("c10k", "C = 10,000 is strong", "reproduced")
+        c["readings"] = [{"reading": "converging", "label": "G = 4, lr 1e-3", "says": "s", "status": "inconclusive",
+                          "numbers": "m", "seeds": 5},
+                         {"reading": "code", "label": "G = 4", "says": "s", "status": "reproduced", "numbers": "m"}]
+        return _fig("epp-fig11", "epp", c)
+
+    entries = {"epp-fig11": {"claims": [{"id": "c10k", "quote": "C = 10,000 is strong", "note": "", "checks": [],
+                                         "reading_causes": {"converging": {"kind": "measurement",
+                                                                           "why": "the curves  flattened early"}}}]}}
+    md = report.report_markdown("paper", report.with_registry_notes([fig()], entries))
+    assert "G = 4, lr 1e-3: inconclusive (5 seeds) — measurement · G = 4: reproduced |" in md
+    assert "❔ inconclusive (5 seeds) — cause: **measurement**: the curves flattened early" in md
+    bare = report.report_markdown("paper", report.with_registry_notes([fig()], {}))
+    assert "G = 4, lr 1e-3: inconclusive (5 seeds) — cause not stated" in bare
+    assert "❔ inconclusive (5 seeds) — cause: not stated" in bare

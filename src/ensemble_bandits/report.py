@@ -57,8 +57,9 @@ HOW_CAUSES = (
     "*underpowered* (the runs are too few to decide; the seeds that would decide it follow from the observed "
     "spread and the margin), *substitute* (the setting here stands in for one that cannot be had offline, so the "
     "verdict does not test the paper), *measurement* (what is measured here cannot test the claim) or *genuine* "
-    "(not reproduced under the faithful configuration). A statistical claim measured on fewer than 5 seeds gets "
-    "no verdict (\"not measured at this scale\").")
+    "(not reproduced under the faithful configuration). A reading's verdict names its own cause beside it where the "
+    "paper text's cause does not cover it (e.g. a claim reproduced under the paper text but not under a reading). "
+    "A statistical claim measured on fewer than 5 seeds gets no verdict (\"not measured at this scale\").")
 
 REDUCED_CAUSES = (
     "Causes are declared for the paper-scale verdicts (`figures/paper/REPORT.md`). This report is at a reduced "
@@ -131,13 +132,13 @@ def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "p
 
 
 def with_registry_notes(figures: list, entries: dict) -> list:
-    """Records with each claim's ``cause`` and ``finding`` as the registry states them now (they are
-    the registry's account of a verdict, not a result of the run: a record written before a cause was
-    declared shows it too).  A claim whose rule the registry has changed since the record was decided
+    """Records with each claim's ``cause``, its readings' causes (``reading_causes``) and ``finding`` as
+    the registry states them now (they are the registry's account of a verdict, not a result of the
+    run: a record written before a cause was declared shows it too).  A claim whose rule the registry has changed since the record was decided
     (its note, which states the rule, differs, or it now rests on a premise the record lacks) is marked
     ``earlier_rule``; the registry's claims the record lacks are listed in the figure's ``undecided``
     (both only arise for a record not re-decided since, e.g. one without an archive)."""
-    from .claims.evaluate import claim_source
+    from .claims.evaluate import cause_of, claim_source
 
     out = []
     for f in figures:
@@ -148,7 +149,12 @@ def with_registry_notes(figures: list, entries: dict) -> list:
             c = {k: v for k, v in c.items() if k not in ("cause", "finding", "earlier_rule")}
             d = declared.get(c["id"], {})
             if "cause" in d:
-                c["cause"] = {"kind": d["cause"]["kind"], "why": " ".join(d["cause"]["why"].split())}
+                c["cause"] = cause_of(d["cause"])
+            why = d.get("reading_causes", {})
+            if c.get("readings"):
+                c["readings"] = [{**{k: v for k, v in r.items() if k != "cause"},
+                                  **({"cause": cause_of(why[r["reading"]])} if r.get("reading") in why else {})}
+                                 for r in c["readings"]]
             if d.get("finding") is False:
                 c["finding"] = False
             premises = {chk.get("args", {}).get("claim") for chk in d.get("checks", []) if chk.get("fn") == "premise"}
@@ -285,7 +291,25 @@ def _readings_text(c: dict) -> str:
     others = c.get("readings", [])
     if not others:
         return ""
-    return " · ".join([f"paper text: {c['status']}"] + [f"{r['label']}: {r['status']}{_scope(r)}" for r in others])
+    return " · ".join([f"paper text: {c['status']}"]
+                      + [f"{r['label']}: {r['status']}{_scope(r)}{_reading_kind(c, r)}" for r in others])
+
+
+def _reading_kind(c: dict, r: dict) -> str:
+    """`` — <cause kind>`` beside a reading's verdict in the summary (see :func:`_reading_cause`)."""
+    why = _reading_cause(c, r)
+    return "" if not why else f" — {r['cause']['kind']}" if r.get("cause") else " — cause not stated"
+
+
+def _reading_cause(c: dict, r: dict) -> str:
+    """The cause beside a reading's verdict: its ``reading_causes`` entry where the reading is not
+    reproduced or inconclusive; *not stated* where it lacks one while the paper text's verdict is
+    reproduced (a paper-text cause explains the readings it names otherwise)."""
+    if r["status"] not in ("not reproduced", "inconclusive"):
+        return ""
+    if r.get("cause"):
+        return f"**{r['cause']['kind']}**: {r['cause']['why']}"
+    return "" if c["status"] in ("not reproduced", "inconclusive") else "not stated"
 
 
 def _scope(r: dict) -> str:
@@ -419,7 +443,9 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     if cause:
                         status += f" — cause: {cause}"
                     for r in c.get("readings", []):
-                        status += f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"
+                        why = _reading_cause(c, r)
+                        status += (f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"
+                                   + (f" — cause: {why}" if why else ""))
                     nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
                     out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")

@@ -43,6 +43,11 @@ CAUSES = {
 SOURCES = {"Paraphrase:": "paraphrase", "Designed:": "designed"}
 
 
+def cause_of(cause: dict) -> dict:
+    """A registry ``cause`` (or one of ``reading_causes``) as a record states it: kind and one-line why."""
+    return {"kind": cause["kind"], "why": " ".join(cause["why"].split())}
+
+
 def claim_source(claim: dict) -> tuple:
     """(source, note without its tag): ``verbatim``, ``paraphrase`` or ``designed``."""
     note = " ".join(claim.get("note", "").split())
@@ -223,7 +228,7 @@ def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
         if (info or {}).get("decisive"):
             res["decisive"] = info["decisive"]
         if "cause" in claim:
-            res["cause"] = {"kind": claim["cause"]["kind"], "why": " ".join(claim["cause"]["why"].split())}
+            res["cause"] = cause_of(claim["cause"])
         if claim.get("finding") is False:
             res["finding"] = False
         results.append(res)
@@ -262,9 +267,14 @@ def check_curves(chk: dict) -> list:
 def validate_names(entry: dict, curves, panels) -> None:
     """Every curve/panel a claim names exists in the paper-scale figure (else a registry error);
     the curve names are the arguments each check declares with ``@check(curves=...)``.  A premise
-    names an earlier claim of the figure; seed blocks are two disjoint [start, end) ranges."""
+    names an earlier claim of the figure; seed blocks are two disjoint [start, end) ranges; a claim's
+    ``reading_causes`` name readings of the figure."""
     earlier = []
     for claim in entry.get("claims", []):
+        unknown = sorted(set(claim.get("reading_causes", {})) - set(readings_of(entry)))
+        if unknown:
+            raise ClaimError(f"{entry['id']}: claim {claim['id']!r} gives reading_causes for {unknown}, which are "
+                             f"not readings of the figure; its readings: {sorted(readings_of(entry))}")
         for chk in claim["checks"]:
             where = f"{entry['id']}: claim {claim['id']!r}"
             if chk["fn"] not in CHECKS and chk["fn"] not in CLAIM_LEVEL:
@@ -296,6 +306,7 @@ def validate_names(entry: dict, curves, panels) -> None:
         earlier.append(claim["id"])
     for name, reading in readings_of(entry).items():     # a reading's claims name the same curves
         if reading.get("claims"):
-            under = claims_under(entry.get("claims", []), reading)
+            under = [{k: v for k, v in c.items() if k != "reading_causes"}
+                     for c in claims_under(entry.get("claims", []), reading)]
             validate_names({"id": f"{entry['id']} (reading {name!r})", "claims": under}, curves, panels)
 
