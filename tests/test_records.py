@@ -67,7 +67,8 @@ def test_pending_run_files_are_current_paper_cells_with_their_logs():
 
 def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
     """A not reproduced or inconclusive claim in a committed paper record has a cause in the
-    registry (the report shows it), from the fixed list."""
+    registry (the report shows it), from the fixed list; so has a reading's not reproduced or
+    inconclusive verdict on a claim the paper text reproduces (``reading_causes``)."""
     from ensemble_bandits import registry
     from ensemble_bandits.claims.evaluate import CAUSES
 
@@ -83,4 +84,12 @@ def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
                     missing.append(f"{rec['id']}: {claim['id']}")
                 else:
                     assert cause["kind"] in CAUSES and cause["why"].strip()
+                continue                     # its cause covers the readings (it names their verdicts)
+            for r in claim.get("readings", []):
+                if r["status"] in ("not reproduced", "inconclusive"):
+                    cause = declared.get(claim["id"], {}).get("reading_causes", {}).get(r["reading"])
+                    if not cause:
+                        missing.append(f"{rec['id']}: {claim['id']} under reading {r['reading']!r}")
+                    else:
+                        assert cause["kind"] in CAUSES and cause["why"].strip()
     assert not missing, f"not reproduced or inconclusive without a cause: {missing}"
