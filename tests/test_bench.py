@@ -32,6 +32,23 @@ def test_round_flops_count_the_trunk_by_hand_and_grow_exactly_with_steps_and_see
     assert flops(3, 2, 6) == 2 * flops(3, 1, 6)
 
 
+def test_round_products_are_the_products_the_flop_counter_counts():
+    """The products recorded for the floor (forward and backward) carry exactly the round's counted
+    flops, 2 m n k each, and they time without error at their recorded shapes and strides."""
+    env = {"name": "epp_quadratic", "d": 10, "n_arms": 5, "pool": 20}
+    agent = {"name": "ensemble_pp_neural", "M": 4, "hidden": 8, "G": 2, "update_start": 4, "batch_size": 6}
+    cell = {"env": env, "agent": agent, "horizon": 50}
+
+    def flops(func, args, kwargs):
+        a, b = (args[1], args[2]) if "add" in str(func) else (args[0], args[1])
+        (*batch, m, k), n = a[0], b[0][-1]
+        return 2 * m * n * k * (batch[0] if batch else 1)
+
+    calls = bench.round_products(cell, 2, 6)
+    assert calls and sum(flops(*c) for c in calls) == bench.round_flops(cell, 2, 6)
+    assert bench.products_ms(calls, repeats=2) > 0
+
+
 def test_bench_page_holds_the_output_under_the_command_that_made_it(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "_run", lambda args: print(f"section output (readings={args.readings})"))
     page = tmp_path / "benchmark.md"

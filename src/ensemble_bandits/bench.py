@@ -450,6 +450,59 @@ def round_flops(cell: dict, seeds: int, skip: int) -> float:
     return float(counter.get_total_flops())
 
 
+def round_products(cell: dict, seeds: int, skip: int) -> list:
+    """The matrix products of round ``skip`` + 1 of a batch of ``seeds`` (as :func:`round_flops`), forward
+    and backward: per call the aten op and its arguments, a tensor as (shape, stride, dtype)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aten = torch.ops.aten
+    products = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
+    calls = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in products:
+                calls.append((func, [(tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
+                                     else a for a in args], dict(kwargs or {})))
+            return func(*args, **(kwargs or {}))
+
+    ids = list(range(seeds))
+    env = make_env(cell["env"], ids)
+    rounds = play(env, make_agent(cell["agent"], env.setting, ids, skip + 1), skip + 1)
+    for _ in range(skip):
+        next(rounds)
+    with Record():
+        next(rounds)
+    return calls
+
+
+def products_ms(calls: list, device: str = "cpu", repeats: int = 20) -> float:
+    """Milliseconds of the products ``calls`` (:func:`round_products`) alone, each on random tensors of its
+    recorded shapes and strides (a transposed or broadcast operand stays so): the best of ``repeats``
+    passes over all of them.  The products' own floor at their shapes, against the limit's one large
+    product."""
+    import torch
+
+    def operand(a):
+        if not isinstance(a, tuple):
+            return a
+        shape, stride, dtype = a
+        size = 1 + sum((n - 1) * st for n, st in zip(shape, stride))
+        return torch.randn(size, dtype=dtype, device=device).as_strided(shape, stride)
+
+    ready = [(func, [operand(a) for a in args], kwargs) for func, args, kwargs in calls]
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for func, args, kwargs in ready:
+            func(*args, **kwargs)
+        if device != "cpu":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return 1e3 * best
+
+
 READING_FIGURES = ("epp-fig3a", "epp-fig9a")
 
 
@@ -457,7 +510,8 @@ def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
     """Section 10: Ensemble++ on the Quadratic-family panels under each reading of epp-fig3a and
     epp-fig9a: ms per round of 10 seeds batched (after the first update), the round's flops
     (:func:`round_flops`) and their time at the single-thread fp32 matmul rate measured here (the
-    limit), the ratio of the two, and the
+    limit), the ratio of the two, the time of the round's products alone at their own shapes
+    (:func:`products_ms`: what small batched products cost over the limit's large one) and the
     cost model's CPU-hours of the figure's cells under that reading."""
     import torch
 
@@ -468,15 +522,16 @@ def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
     print(f"\n10. Ensemble++ per reading on {device} (torch {torch.__version__}, 1 thread), {seeds} seeds batched; "
           f"limit = the round's flops at the fp32 matmul rate measured now, {rate / 1e9:.1f} GFLOP/s", flush=True)
     print(f"   {'figure':10s} {'reading':28s} {'panel':18s} {'G':>3s} {'ms/round':>9s} {'MFLOP':>7s} {'limit ms':>9s} "
-          f"{'ratio':>6s} {'fig CPU-h':>10s}", flush=True)
+          f"{'ratio':>6s} {'mm ms':>6s} {'mm/limit':>8s} {'fig CPU-h':>10s}", flush=True)
     entries = registry.load_registry()
     for fid in READING_FIGURES:
         fig = registry.resolve(entries[fid], "paper", {})
+        series = fig["series"] + fig.get("pending_series", [])   # a pending reading is timed too
         hours = {}                                              # the figure's cost-model CPU-hours per reading
-        for x in fig["series"]:
+        for x in series:
             r = x.get("reading", "")
             hours[r] = hours.get(r, 0.0) + costs.cell_cost_seconds(x["cell"], x["seeds"]) / 3600
-        for s in fig["series"]:
+        for s in series:
             if s["cell"].get("agent", {}).get("name") != "ensemble_pp_neural" or s["panel"] == "Neural":
                 continue
             cell, reading = s["cell"], s.get("reading", "")
@@ -484,8 +539,10 @@ def readings_section(device: str = "cpu", seeds: int = 10, rounds: int = 40):
             ms = ms_per_round(cell["env"], _on(cell["agent"], device), seeds=seeds, rounds=rounds, skip=start)
             flops = round_flops(cell, seeds, start)
             limit = 1e3 * flops / rate
+            mm = products_ms(round_products(cell, seeds, start), device)
             print(f"   {fid:10s} {reading or 'paper text':28s} {s['panel'][:18]:18s} {cell['agent'].get('G', 1):3d} "
-                  f"{ms:9.2f} {flops / 1e6:7.1f} {limit:9.2f} {ms / limit:6.2f} {hours[reading]:10.1f}", flush=True)
+                  f"{ms:9.2f} {flops / 1e6:7.1f} {limit:9.2f} {ms / limit:6.2f} {mm:6.2f} {mm / limit:8.2f} "
+                  f"{hours[reading]:10.1f}", flush=True)
 
 
 def _stand_in_features(cache_dir) -> None:
