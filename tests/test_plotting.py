@@ -304,8 +304,9 @@ def test_a_kernel_that_fails_to_start_is_started_again_and_a_notebook_error_is_n
 
 
 def test_log_x_within_two_decades_has_readable_ticks():
-    """More than 12 x values on a log axis spanning less than a decade and a half (epp-fig1's
-    parameter counts): plain major labels, none overlapping, and no minor labels."""
+    """More than 12 x values on a log axis spanning less than a decade (epp-fig1's parameter counts):
+    plain major labels across the whole data range (at most 0.2 decades apart), none overlapping,
+    and no minor labels."""
     import matplotlib.pyplot as plt
 
     from ensemble_bandits.plotting import final_vs_param
@@ -326,7 +327,9 @@ def test_log_x_within_two_decades_has_readable_ticks():
     renderer = fig.canvas.get_renderer()
     shown = [t for t in ax.xaxis.get_majorticklabels() if t.get_text() and t.get_visible()
              and ax.get_xlim()[0] <= t.get_position()[0] <= ax.get_xlim()[1]]
-    assert [t.get_text() for t in shown] == ["20000", "30000", "50000"]
+    labels = [float(t.get_text()) for t in shown]
+    assert labels[0] <= 15_000 and labels[-1] >= 40_000          # no stretch of the data without a label
+    assert max(math.log10(b / a) for a, b in zip([10_945] + labels, labels + [49_963])) < 0.2
     boxes = sorted((t.get_window_extent(renderer) for t in shown), key=lambda b: b.x0)
     assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
     assert not [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_text()]

@@ -133,14 +133,28 @@ def fmt_val(v) -> str:
     return str(v)
 
 
+LOG_SUBS = (1.0, 2.0, 3.0, 5.0)                      # major ticks of a base-10 log axis, per decade
+LOG_SUBS_NARROW = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)  # ... of one that spans less than a decade
+
+
 def log_ticks(axis, base=10) -> None:
-    """Plain-number labels on a log axis at 1, 2, 3 and 5 times the powers of ten (powers of ``base``
-    otherwise) and no minor labels: matplotlib labels the minor ticks of an axis spanning less than
-    a decade, in mathtext, where "3x10^4" and "4x10^4" overlap."""
+    """Plain-number labels on a log axis at 1, 2, 3 and 5 times the powers of ten (also 1.5, 4 and 7
+    times where the view spans less than a decade, so that no stretch of data goes unlabelled; powers
+    of ``base`` otherwise) and no minor labels: matplotlib labels the minor ticks of an axis spanning
+    less than a decade, in mathtext, where "3x10^4" and "4x10^4" overlap.  Labels that would overlap
+    are blanked later (legibility.thin_tick_labels)."""
+    import math
+
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    subs = (1.0, 2.0, 3.0, 5.0) if base == 10 else (1.0,)
-    axis.set_major_locator(LogLocator(base=base, subs=subs))
+    class PlainLogLocator(LogLocator):
+        def tick_values(self, vmin, vmax):
+            if base == 10 and vmin > 0 and vmax > 0:
+                narrow = abs(math.log10(vmax / vmin)) < 1
+                self.set_params(subs=LOG_SUBS_NARROW if narrow else LOG_SUBS)
+            return super().tick_values(vmin, vmax)
+
+    axis.set_major_locator(PlainLogLocator(base=base, subs=LOG_SUBS if base == 10 else (1.0,)))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt_val(float(v))))
     axis.set_minor_formatter(NullFormatter())
 
