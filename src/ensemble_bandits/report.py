@@ -134,9 +134,9 @@ def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "p
 def with_registry_notes(figures: list, entries: dict) -> list:
     """Records with each claim's ``cause``, its readings' causes (``reading_causes``) and ``finding`` as
     the registry states them now (they are the registry's account of a verdict, not a result of the
-    run: a record written before a cause was declared shows it too).  A claim whose rule the registry has changed since the record was decided
-    (its note, which states the rule, differs, or it now rests on a premise the record lacks) is marked
-    ``earlier_rule``; the registry's claims the record lacks are listed in the figure's ``undecided``
+    run: a record written before a cause was declared shows it too).  A claim whose rule the registry
+    has changed since the record was decided (its note, which states the rule, differs, or it now
+    rests on a premise the record lacks) is marked ``earlier_rule``; the registry's claims the record lacks are listed in the figure's ``undecided``
     (both only arise for a record not re-decided since, e.g. one without an archive)."""
     from .claims.evaluate import cause_of, claim_source
 
