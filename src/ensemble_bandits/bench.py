@@ -440,14 +440,21 @@ def round_flops(cell: dict, seeds: int, skip: int) -> float:
     forward and backward passes; elementwise work is not counted)."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    counter = FlopCounterMode(display=False)
+    _play_round_under(cell, seeds, skip, counter)
+    return float(counter.get_total_flops())
+
+
+def _play_round_under(cell: dict, seeds: int, skip: int, mode) -> None:
+    """Play rounds 1 .. ``skip`` of ``cell`` on a batch of ``seeds``, then round ``skip`` + 1 inside the
+    context ``mode`` (a torch dispatch mode that counts or records it)."""
     ids = list(range(seeds))
     env = make_env(cell["env"], ids)
     rounds = play(env, make_agent(cell["agent"], env.setting, ids, skip + 1), skip + 1)
     for _ in range(skip):
         next(rounds)
-    with FlopCounterMode(display=False) as counter:
+    with mode:
         next(rounds)
-    return float(counter.get_total_flops())
 
 
 def round_products(cell: dict, seeds: int, skip: int) -> list:
@@ -467,13 +474,7 @@ def round_products(cell: dict, seeds: int, skip: int) -> list:
                                      else a for a in args], dict(kwargs or {})))
             return func(*args, **(kwargs or {}))
 
-    ids = list(range(seeds))
-    env = make_env(cell["env"], ids)
-    rounds = play(env, make_agent(cell["agent"], env.setting, ids, skip + 1), skip + 1)
-    for _ in range(skip):
-        next(rounds)
-    with Record():
-        next(rounds)
+    _play_round_under(cell, seeds, skip, Record())
     return calls
 
 

@@ -136,8 +136,9 @@ def with_registry_notes(figures: list, entries: dict) -> list:
     the registry states them now (they are the registry's account of a verdict, not a result of the
     run: a record written before a cause was declared shows it too).  A claim whose rule the registry
     has changed since the record was decided (its note, which states the rule, differs, or it now
-    rests on a premise the record lacks) is marked ``earlier_rule``; the registry's claims the record lacks are listed in the figure's ``undecided``
-    (both only arise for a record not re-decided since, e.g. one without an archive)."""
+    rests on a premise the record lacks) is marked ``earlier_rule``; the registry's claims the record
+    lacks are listed in the figure's ``undecided`` (both only arise for a record not re-decided since,
+    e.g. one without an archive)."""
     from .claims.evaluate import cause_of, claim_source
 
     out = []
@@ -308,7 +309,7 @@ def _reading_cause(c: dict, r: dict) -> str:
     if r["status"] not in ("not reproduced", "inconclusive"):
         return ""
     if r.get("cause"):
-        return f"**{r['cause']['kind']}**: {r['cause']['why']}"
+        return _cause_line(r["cause"])
     return "" if c["status"] in ("not reproduced", "inconclusive") else "not stated"
 
 
@@ -334,7 +335,11 @@ def _cause_text(c: dict, seeds=None) -> str:
     cause = c.get("cause")
     if not cause:
         return "not stated"
-    return f"**{cause['kind']}**: {cause['why']}" + _seeds_text(c, seeds)
+    return _cause_line(cause) + _seeds_text(c, seeds)
+
+
+def _cause_line(cause: dict) -> str:
+    return f"**{cause['kind']}**: {cause['why']}"
 
 
 def summary_table(figures: list, scale: str) -> list:

@@ -269,14 +269,25 @@ def validate_names(entry: dict, curves, panels) -> None:
     the curve names are the arguments each check declares with ``@check(curves=...)``.  A premise
     names an earlier claim of the figure; seed blocks are two disjoint [start, end) ranges; a claim's
     ``reading_causes`` name readings of the figure."""
-    earlier = []
+    readings = readings_of(entry)
     for claim in entry.get("claims", []):
-        unknown = sorted(set(claim.get("reading_causes", {})) - set(readings_of(entry)))
+        unknown = sorted(set(claim.get("reading_causes", {})) - set(readings))
         if unknown:
             raise ClaimError(f"{entry['id']}: claim {claim['id']!r} gives reading_causes for {unknown}, which are "
-                             f"not readings of the figure; its readings: {sorted(readings_of(entry))}")
+                             f"not readings of the figure; its readings: {sorted(readings)}")
+    _validate_claims(entry["id"], entry.get("claims", []), curves, panels)
+    for name, reading in readings.items():     # a reading's claims name the same curves
+        if reading.get("claims"):
+            _validate_claims(f"{entry['id']} (reading {name!r})", claims_under(entry.get("claims", []), reading),
+                             curves, panels)
+
+
+def _validate_claims(fid: str, claims: list, curves, panels) -> None:
+    """:func:`validate_names` for one list of claims (the entry's, or those under one reading)."""
+    earlier = []
+    for claim in claims:
         for chk in claim["checks"]:
-            where = f"{entry['id']}: claim {claim['id']!r}"
+            where = f"{fid}: claim {claim['id']!r}"
             if chk["fn"] not in CHECKS and chk["fn"] not in CLAIM_LEVEL:
                 raise ClaimError(f"{where} uses unknown check {chk['fn']!r}; "
                                  f"known: {', '.join(sorted([*CHECKS, *CLAIM_LEVEL]))}")
@@ -304,9 +315,4 @@ def validate_names(entry: dict, curves, panels) -> None:
             if missing:
                 raise ClaimError(f"{where} names panel(s) {missing}; panels: {list(panels)}")
         earlier.append(claim["id"])
-    for name, reading in readings_of(entry).items():     # a reading's claims name the same curves
-        if reading.get("claims"):
-            under = [{k: v for k, v in c.items() if k != "reading_causes"}
-                     for c in claims_under(entry.get("claims", []), reading)]
-            validate_names({"id": f"{entry['id']} (reading {name!r})", "claims": under}, curves, panels)
 
