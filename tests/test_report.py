@@ -50,6 +50,20 @@ def test_each_finding_counts_once(md):
     assert all("*(the finding of epp-tab1, counted once)*" in r for r in rows[1:])
 
 
+def test_a_designed_condition_is_its_figures_own(monkeypatch):
+    # the same worded condition of ours in two figures: two rows, each with its own verdict, not one finding
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    cond = {**_claim("converged", "curves converged", "reproduced", "designed"), "finding": False}
+    figures = [_fig("epp-fig11", "epp", cond),
+               _fig("epp-fig12a", "epp", {**cond, "status": "not reproduced"})]
+    assert len(report.findings(figures)) == 2
+    summary = [line for line in report.report_markdown("paper", figures).splitlines() if "· converged]" in line]
+    assert len(summary) == 2
+    assert "epp-fig11 · converged" in summary[0] and "✅ reproduced" in summary[0]
+    assert "epp-fig12a · converged" in summary[1] and "❌ not reproduced" in summary[1]
+    assert "counted once" not in report.report_markdown("paper", figures)
+
+
 def test_sources_are_marked(md):
     assert "| c1: “LinPHE \\| wins” *n* | ✅ reproduced |" in md
     assert re.search(r"\| isotropy: \(paraphrase\) Isotropy: Yes \| ✅ reproduced \|", md)

@@ -166,13 +166,20 @@ def with_registry_notes(figures: list, entries: dict) -> list:
     return out
 
 
+def finding_key(paper: str, fid: str, claim: dict) -> tuple:
+    """What makes rows one finding: the paper and the quote (a sentence checked in several figures).
+    A designed claim (``finding: false``, a condition or transposition of ours) is its figure's own, even
+    where another figure words its condition the same way."""
+    key = (paper, " ".join(claim["quote"].split()))
+    return key if claim.get("finding", True) else (*key, fid)
+
+
 def findings(figures: list) -> dict:
-    """Each paper finding once: (paper, quote) -> [(figure id, claim), ...] in report order.  A
-    sentence checked in several figures (the same quote) is one finding."""
+    """Each paper finding once: :func:`finding_key` -> [(figure id, claim), ...] in report order."""
     out = {}
     for f in figures:
         for c in f["claims"]:
-            out.setdefault((f["paper"], " ".join(c["quote"].split())), []).append((f["id"], c))
+            out.setdefault(finding_key(f["paper"], f["id"], c), []).append((f["id"], c))
     return out
 
 
@@ -438,7 +445,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                 for c in f["claims"]:
                     text = claim_text(c).replace("|", "\\|")
                     note = f" *{c['note']}*" if c.get("note") else ""
-                    origin = first[(paper, " ".join(c["quote"].split()))]
+                    origin = first[finding_key(paper, f["id"], c)]
                     if origin != f["id"]:
                         note += f" *(the finding of {origin}, counted once)*"
                     if c.get("finding") is False:
