@@ -140,6 +140,21 @@ def test_a_reading_of_one_method_sweep_keeps_its_base_curves_colour():
             assert st[f"{c} [fast]"]["linestyle"] == methods.READING_LINESTYLES[1]
 
 
+def test_a_reading_of_a_hue_sweep_keeps_its_hue_in_its_reading_line_style():
+    # epp-fig4: M as hue; the readings' M = 2 and M = 16 must not draw exactly as the paper text's
+    base = ["M = 2", "M = 16"]
+    curves = base + [f"{c} [code]" for c in base] + [f"{c} [fast]" for c in base]
+    df = pd.DataFrame({"curve": curves, "M": [2, 16] * 3})
+    spec = {"methods": dict.fromkeys(curves, "ensemble_pp_neural"),
+            "readings": {f"{c} [{r}]": c for c in base for r in ("code", "fast")}}
+    st = style.curve_styles(df, curves, {"hue_by": "M"}, spec)
+    for c in base:
+        assert st[c]["linestyle"] == "-"
+        for i, r in enumerate(("code", "fast")):
+            assert np.allclose(st[f"{c} [{r}]"]["color"], st[c]["color"])
+            assert st[f"{c} [{r}]"]["linestyle"] == methods.READING_LINESTYLES[i]
+
+
 @pytest.mark.parametrize("text, want", [
     ("s = sigma = 0.5", r"s = $\sigma$ = 0.5"),
     ("beta_T", r"$\beta_{T}$"),

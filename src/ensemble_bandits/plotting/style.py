@@ -278,6 +278,7 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             else:
                 style = dict(method_styles([c], methods, {})[c])
             styles[c] = style
+        styles.update(reading_styles(curves, readings, styles))   # same hue, its reading's line style
     else:  # a reading's curve takes its base curve's colour, in its reading's line style
         coloured = [c for c in curves if c not in black and c not in readings]
         pal = palette(min(len(coloured), 10))
