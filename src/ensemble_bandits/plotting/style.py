@@ -278,14 +278,14 @@ def curve_styles(df: pd.DataFrame, curves, plot: dict, spec: dict | None = None)
             else:
                 style = dict(method_styles([c], methods, {})[c])
             styles[c] = style
-        styles.update(reading_styles(curves, readings, styles))   # same hue, its reading's line style
-    else:  # a reading's curve takes its base curve's colour, in its reading's line style
+    else:
         coloured = [c for c in curves if c not in black and c not in readings]
         pal = palette(min(len(coloured), 10))
         for i, c in enumerate(coloured):
             styles[c] = {"color": pal[i % len(pal)]}
             if len(coloured) > 10:             # past the palette's 10 colours: line styles too
                 styles[c]["linestyle"] = LINESTYLES[(i // 10) % len(LINESTYLES)]
+    if not by_method:  # a reading's curve takes its base curve's colour, in its reading's line style
         styles.update(reading_styles(curves, readings, {**styles, **dict.fromkeys(black, {"color": "black"})}))
     if style_by:
         attr = _curve_attr(df, style_by)
