@@ -38,15 +38,20 @@ def test_round_products_are_the_products_the_flop_counter_counts():
     env = {"name": "epp_quadratic", "d": 10, "n_arms": 5, "pool": 20}
     agent = {"name": "ensemble_pp_neural", "M": 4, "hidden": 8, "G": 2, "update_start": 4, "batch_size": 6}
     cell = {"env": env, "agent": agent, "horizon": 50}
-
-    def flops(func, args, kwargs):
-        a, b = (args[1], args[2]) if "add" in str(func) else (args[0], args[1])
-        (*batch, m, k), n = a[0], b[0][-1]
-        return 2 * m * n * k * (batch[0] if batch else 1)
-
     calls = bench.round_products(cell, 2, 6)
-    assert calls and sum(flops(*c) for c in calls) == bench.round_flops(cell, 2, 6)
+    assert calls and sum(bench.product_flops(calls).values()) == bench.round_flops(cell, 2, 6)
     assert bench.products_ms(calls, repeats=2) > 0
+
+
+def test_product_flops_split_by_dtype_for_neural_ts():
+    """Neural-TS's round: float32 network products and float64 widths (its structured form), each
+    counted once, together the flop counter's total."""
+    import torch
+    cell = {"env": {"name": "glmes_quadratic", "d": 4, "n_arms": 5}, "horizon": 9,
+            "agent": {"name": "neural_ts", "L": 3, "N": 4, "steps": 2}}
+    flops = bench.product_flops(bench.round_products(cell, 10, 2))
+    assert set(flops) == {torch.float32, torch.float64} and min(flops.values()) > 0
+    assert sum(flops.values()) == bench.round_flops(cell, 10, 2)
 
 
 def test_bench_page_holds_the_output_under_the_command_that_made_it(tmp_path, monkeypatch):

@@ -225,23 +225,22 @@ def test_glm_cost_model_is_calibrated_on_measured_rounds(env, agent, B, T, us, m
 
 
 # Milliseconds per round of a batch of B seeds of the glmes neural agents (neural_es.round_costs),
-# measured on the same machine, torch on one CPU thread, seed by seed (the CPU default), under load
-# (about 2-3; 2026-11-23): runner.simulate of
-# (B seeds, T rounds) on the quadratic bandit, d = 20, K = 50 (T = 150; N = 50 at T = 100) and
-# d = 50, K = 500 (T = 10, construction included).
+# measured on the same machine, torch on one CPU thread, batched in fixed blocks of 10 seeds (the
+# default since revision 1), while two paper simulations kept both cores busy (2026-11-29):
+# runner.simulate of (B seeds, T rounds) on the quadratic bandit, d = 20, K = 50 (T = 150; N = 50 at
+# T = 100) and d = 50, K = 500 (T = 10, construction included).
 _Q20 = {"name": "glmes_quadratic", "d": 20, "n_arms": 50, "noise_sd": 0.5}
 _Q50 = {"name": "glmes_quadratic", "d": 50, "n_arms": 500, "noise_sd": 0.5}
 _NES = {"name": "neural_es", "m": 10, "lam": 1, "scale": 0.1, "L": 3, "N": 20}
 _NTS, _NUCB = {"name": "neural_ts", "nu": 1.0, "lam": 1.0}, {"name": "neural_ucb", "gamma": 1.0, "lam": 1.0}
 _NPHE = {"name": "neural_phe", "scale": 0.1, "lam": 1.0}
 NEURAL_MEASURED_MS = [  # (env, agent, seeds B, rounds T, milliseconds per round of the batch)
-    (_Q20, _NES, 1, 150, 37.4), (_Q20, _NES, 2, 150, 43.0), (_Q20, _NES, 5, 150, 88.9),
-    (_Q20, {"name": "neural_es_anytime", "T0": 100, "b": 2.618033988749895}, 1, 150, 21.2),
-    (_Q20, {**_NES, "N": 50}, 1, 100, 45.4), (_Q20, {**_NES, "N": 50}, 2, 100, 80.4),
-    (_Q20, _NTS, 1, 150, 29.7), (_Q20, _NTS, 5, 150, 98.0), (_Q20, _NUCB, 1, 150, 21.9), (_Q20, _NUCB, 5, 150, 95.7),
-    (_Q20, _NPHE, 1, 150, 14.4), (_Q20, _NPHE, 5, 150, 61.0),
-    (_Q50, _NES, 1, 10, 103.9), (_Q50, _NES, 2, 10, 279.4), (_Q50, _NTS, 1, 10, 132.5), (_Q50, _NTS, 2, 10, 232.3),
-    (_Q50, _NUCB, 1, 10, 120.7), (_Q50, _NPHE, 1, 10, 21.7), (_Q50, _NPHE, 2, 10, 43.8),
+    (_Q20, _NES, 10, 150, 170.9), (_Q20, _NES, 20, 150, 326.3),
+    (_Q20, {"name": "neural_es_anytime", "T0": 100, "b": 2.618033988749895}, 10, 150, 119.4),
+    (_Q20, {**_NES, "N": 50}, 10, 100, 602.5),
+    (_Q20, _NTS, 10, 150, 265.6), (_Q20, _NUCB, 10, 150, 239.3), (_Q20, _NPHE, 10, 150, 26.8),
+    (_Q50, _NES, 10, 10, 2221.0), (_Q50, _NTS, 10, 10, 1309.8), (_Q50, _NUCB, 10, 10, 1578.8),
+    (_Q50, _NPHE, 10, 10, 116.7),
 ]
 
 

@@ -178,9 +178,9 @@ def test_neural_es_matches_per_seed_per_member_reference():
 
 
 @pytest.mark.parametrize("name", ["neural_es", "neural_ts"])
-def test_batch_split_is_bit_identical(name):
-    """float32 on CPU: seeds [0..3] together give the very same bits as [0, 1] and [2, 3]."""
-    T, kw = 10, dict(L=3, N=6, steps=3)
+def test_batch_split_is_bit_identical_seed_by_seed(name):
+    """float32 on CPU, seed_by_seed: seeds [0..3] together give the very same bits as [0, 1] and [2, 3]."""
+    T, kw = 10, dict(L=3, N=6, steps=3, seed_by_seed=True)
     if name == "neural_es":
         kw["m"] = 3
 
@@ -197,6 +197,49 @@ def test_batch_split_is_bit_identical(name):
         assert np.array_equal(arms[sl], a2)
         for w, w2 in zip(W, W2):
             assert torch.equal(w[sl], w2)
+
+
+@pytest.mark.parametrize("name", ["neural_es", "neural_ts", "neural_phe", "neural_es_anytime"])
+def test_fixed_seed_blocks_make_a_seed_independent_of_its_job(name):
+    """Batched (the default), a seed's numbers depend on its batch, so the runner plays the seed's whole
+    aligned block of SEED_BLOCK seeds: seed 3 alone, seeds 0..11 in one job and the split [0, 5), [5, 12)
+    give the same bits; seed_by_seed: true declares no block."""
+    from ensemble_bandits import runner
+    kw = {"m": 2} if name == "neural_es" else {"T0": 4, "m": 2} if name == "neural_es_anytime" else {}
+    cell = {"env": {"name": "glmes_quadratic", "d": 4, "n_arms": 5}, "horizon": 8,
+            "agent": {"name": name, "L": 3, "N": 4, "steps": 2, **kw}}
+    assert runner.seed_block(cell) == ne.SEED_BLOCK
+    assert runner.seed_block({**cell, "agent": {**cell["agent"], "seed_by_seed": True}}) is None
+    alone = runner.simulate_columns(cell, [3])
+    whole = runner.simulate_columns(cell, list(range(12)))
+    parts = [runner.simulate_columns(cell, list(range(a, b))) for a, b in ((0, 5), (5, 12))]
+    assert np.array_equal(whole["seed"], np.repeat(np.arange(12), len(runner.checkpoints(8))))
+    assert np.array_equal(alone["regret"], whole["regret"][whole["seed"] == 3])
+    assert np.array_equal(whole["regret"], np.concatenate([p["regret"] for p in parts]))
+
+
+def test_structured_widths_equal_the_dense_form():
+    """StructuredWidths against g^T U^{-1} g with the full matrix, over 400 Sherman-Morrison steps of
+    gradients g = [delta (x) x_a; e] of random arms (float64: equal up to rounding)."""
+    B, K, d, N, pD, lam = 2, 7, 5, 4, 9, 0.5
+    g_ = torch.Generator().manual_seed(0)
+    x = torch.randn(B, K, d, generator=g_, dtype=F64)
+    p = N * d + pD
+    Uinv = torch.eye(p, dtype=F64).expand(B, -1, -1).clone() / lam
+    S = ne.StructuredWidths(Uinv, x, N)
+    worst = 0.0
+    for step in range(400):
+        delta, e = torch.randn(B, K, N, generator=g_, dtype=F64), torch.randn(B, K, pD, generator=g_, dtype=F64)
+        g = torch.cat([(delta.unsqueeze(-1) * x.unsqueeze(-2)).reshape(B, K, -1), e], -1)
+        dense = (g @ Uinv * g).sum(-1)
+        worst = max(worst, float(((S.widths(Uinv, delta, e) - dense).abs() / dense.abs()).max()))
+        a = torch.randint(K, (B,), generator=g_)
+        ne.sherman_morrison(Uinv, g[torch.arange(B), a] * 0.3, S)
+    assert worst < 1e-11
+    # and the per-arm blocks are those of the final U^{-1}
+    fresh = ne.StructuredWidths(Uinv, x, N)
+    torch.testing.assert_close(S.C, fresh.C, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(S.E, fresh.E, rtol=1e-10, atol=1e-12)
 
 
 # -- baselines ----------------------------------------------------------------------------------------

@@ -357,6 +357,25 @@ def test_lmcts_quad_config_diverges_only_with_the_temperature_of_d_100(d, beta_i
     assert all(bool(torch.isfinite(p).all()) for p in a.layers) == finite
 
 
+def test_lmcts_stops_stepping_once_every_weight_is_nan_with_the_same_run(monkeypatch):
+    """The diverging d = 100 config: once every weight is NaN the Langevin steps are skipped, and the
+    arms and regret are those of the run that keeps stepping (the naive form, ``diverged`` disabled)."""
+    def run(skip):
+        e = ENVIRONMENTS["epp_quadratic"]([0, 1], d=100, n_arms=50, pool=1000)
+        a = AGENTS["lmcts"](e.setting, [0, 1], 10_000, layers=[20, 20, 20], activation="leaky_relu", num_iter=50,
+                            beta_inv=0.01, lr=1e-3)
+        if not skip:
+            monkeypatch.setattr(a, "diverged", lambda: False)
+        rounds = [(r.arms.copy(), r.regret.copy()) for r in play(e, a, 40)]
+        return rounds, a
+    fast, a = run(True)
+    slow, b = run(False)
+    assert a._nan and a.steps < b.steps                       # it diverged, and steps were skipped
+    for (arms, reg), (arms2, reg2) in zip(fast, slow):
+        assert np.array_equal(arms, arms2) and np.array_equal(reg, reg2)
+    assert all(bool(torch.isnan(p).all()) for p in b.layers)
+
+
 # ---------------------------------------------------------------------------------------------
 # Ensemble+, EpiNet and LMC-TS against naive per-seed references (float64, the batched agent's draws)
 

@@ -65,6 +65,31 @@ def test_pending_run_files_are_current_paper_cells_with_their_logs():
             f"{key}: every figure of this cell is committed with an archive that covers it; its pending files should have gone"
 
 
+def test_pending_checkpoints_are_current_jobs_without_a_run_file():
+    """figures/paper/pending/checkpoints (a job longer than a session, stopped and committed to resume in
+    the next): each checkpoint's header is today's identity of its job (cell key, algorithms version,
+    seed range, horizon), so a stale one is caught here rather than when the job would resume, and its
+    job has no run file yet (a finished job's checkpoint goes with it)."""
+    from ensemble_bandits import registry
+    from ensemble_bandits.aggregate import identity_of
+
+    ckpts = sorted((PAPER / "pending" / "checkpoints").glob("*/seeds-*.ckpt"))
+    if not ckpts:
+        pytest.skip("no pending checkpoint")
+    config = registry.load_yaml(ROOT / "config" / "config.yaml")
+    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    cells = {s["key"]: s["cell"] for entry in entries.values()
+             for s in (lambda f: f["series"] + f.get("pending_series", []))(registry.resolve(entry, "paper", config["scales"]))}
+    for path in ckpts:
+        key = path.parent.name
+        a, b = (int(x) for x in path.stem[len("seeds-"):].split("-"))
+        assert key in cells, f"{path}: not a cell of any figure at paper scale today"
+        with open(path, "rb") as fh:
+            header = json.loads(fh.readline())
+        assert header["identity"] == json.loads(str(identity_of(cells[key], list(range(a, b))))), f"{path}: stale"
+        assert not (PAPER / "pending" / "runs" / key / f"{path.stem}.npz").exists(), f"{path}: its job is done"
+
+
 def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
     """A not reproduced or inconclusive claim in a committed paper record has a cause in the
     registry (the report shows it), from the fixed list; so has a reading's not reproduced or

@@ -419,12 +419,13 @@ def neural_section(device: str = "cpu"):
         print(line, flush=True)
 
 
-def matmul_rate(n: int = 256, repeats: int = 30, device: str = "cpu") -> float:
-    """FLOP/s of one fp32 matrix product (n x n) @ (n x n) on one thread: the best of ``repeats``
-    (2 n^3 flops each), the limit a round's arithmetic is held against."""
+def matmul_rate(n: int = 256, repeats: int = 30, device: str = "cpu", dtype=None) -> float:
+    """FLOP/s of one matrix product (n x n) @ (n x n) (fp32 unless ``dtype``) on one thread: the best of
+    ``repeats`` (2 n^3 flops each), the limit a round's arithmetic is held against."""
     import torch
 
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    dtype = dtype or torch.float32
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -591,6 +592,51 @@ def text_section(device: str = "cpu"):
         print(f"     {fid:14s} {secs / 3600:8.1f}", flush=True)
 
 
+GLMES_FIXED_ARM = ("glmes-fig1d", "glmes-fig1e", "glmes-fig2d", "glmes-fig4b")
+
+
+def product_flops(calls: list) -> dict:
+    """Flops of the matrix products ``calls`` (:func:`round_products`) by dtype: 2 x the multiply-adds
+    of each mm / bmm / addmm / baddbmm."""
+    out = {}
+    for func, args, _ in calls:
+        a, b = [x for x in args if isinstance(x, tuple)][-2:]        # the two factors (an add's term first)
+        n = int(np.prod(a[0][:-1])) * a[0][-1] * b[0][-1]
+        out[a[2]] = out.get(a[2], 0.0) + 2.0 * n
+    return out
+
+
+def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: int = 2):
+    """Section 11: the glmes neural agents on their fixed arm sets (the paper-scale cells of
+    :data:`GLMES_FIXED_ARM`), one block of ``seeds`` batched: microseconds per seed-round, the round's
+    matrix-product flops per seed (float32 networks, float64 widths and U^-1), the limit (those flops at
+    this machine's single-thread fp32 and fp64 matmul rates, measured now) and the ratio of the two."""
+    import torch
+
+    torch.set_num_threads(1)
+    rates = {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
+    print(f"\n11. glmes neural agents on fixed arm sets, {device} (torch {torch.__version__}, 1 thread), {seeds} seeds "
+          f"batched (the default: fixed seed blocks), rounds {skip + 1}-{skip + rounds} timed (a round's work is flat in t); "
+          f"limit = the round's product flops at the matmul rates measured now, fp32 {rates[torch.float32] / 1e9:.1f} and "
+          f"fp64 {rates[torch.float64] / 1e9:.1f} GFLOP/s", flush=True)
+    print(f"   {'figure':12s} {'curve':18s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} {'limit us':>9s} "
+          f"{'ratio':>6s}", flush=True)
+    entries, seen = registry.load_registry(), set()
+    for fid in GLMES_FIXED_ARM:
+        fig = registry.resolve(entries[fid], "paper", {})
+        for s in fig["series"]:
+            cell = s["cell"]
+            if "agent" not in cell or s["key"] in seen:
+                continue
+            seen.add(s["key"])
+            us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1) / seeds
+            flops = product_flops(round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip))
+            f32, f64 = (flops.get(t, 0.0) / seeds for t in (torch.float32, torch.float64))
+            limit = 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+            print(f"   {fid:12s} {s['curve'][:18]:18s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
+                  f"{us / limit:6.2f}", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="per-step costs only")
@@ -599,6 +645,8 @@ def main(argv=None):
     p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
     p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")
     p.add_argument("--readings", action="store_true", help="neural Ensemble++ per reading only (section 10)")
+    p.add_argument("--glmes", action="store_true",
+                   help="the glmes neural agents on fixed arm sets against their flop limit only (section 11)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of sections 7 and 8")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--page", default=None, metavar="FILE",
@@ -634,6 +682,9 @@ def _run(args):
     if args.readings:
         readings_section(args.device)
         return
+    if args.glmes:
+        glmes_section(args.device)
+        return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
     for label, agent in AGENTS.items():
@@ -662,6 +713,7 @@ def _run(args):
     text_section(args.device)
     members_section()
     readings_section(args.device)
+    glmes_section(args.device)
 
 
 if __name__ == "__main__":

@@ -122,10 +122,37 @@ def cmd_simulate(args):
           f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
           + (f", device {args.device}" if args.device else ""), file=sys.stderr, flush=True)
     run = cell if not args.device else {**cell, "agent": {**cell["agent"], "device": args.device}}
-    cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir)
+    ckpt = _checkpoint(args, cell, seeds)
+    cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir, checkpoint=ckpt)
     write_columns_atomic({**cols, **run_identity(cell, seeds)}, args.out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
+    if ckpt is not None:
+        ckpt.remove()
     print(done_line(t0, c0), file=sys.stderr)
+
+
+def _checkpoint(args, cell: dict, seeds: list):
+    """The job's :class:`checkpoint.Checkpoint` (``--checkpoint``; None without it or for a timing
+    cell, which must run uninterrupted), loaded if the file exists: SystemExit with one line when the
+    file is not this job's."""
+    if not args.checkpoint or cell.get("timing") == "unbatched" or "experiment" in cell:
+        return None
+    from .checkpoint import Checkpoint, CheckpointError
+
+    every = args.checkpoint_every if args.checkpoint_every is not None else \
+        60.0 * float(os.environ.get("EB_CHECKPOINT_MINUTES", CHECKPOINT_MINUTES))
+    ckpt = Checkpoint(args.checkpoint, str(run_identity(cell, seeds)["_identity"]), every)
+    try:
+        if ckpt.load():
+            print(f"  resuming from {args.checkpoint}: {len(ckpt.done)} batch(es) done"
+                  + (f", seeds {ckpt.batch[0][0]}-{ckpt.batch[0][-1]} at round {ckpt.batch[4]}" if ckpt.batch else ""),
+                  file=sys.stderr, flush=True)
+    except CheckpointError as err:
+        raise SystemExit(f"simulate: {err}") from None
+    return ckpt
+
+
+CHECKPOINT_MINUTES = 5.0    # a running job's state is saved this often (env EB_CHECKPOINT_MINUTES overrides)
 
 
 def cmd_simulate_group(args):
@@ -618,6 +645,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", default=None, choices=("cpu", "cuda"),
                    help="torch device of the agent (not part of the cell: the workflow sets it from the config's "
                         "device and gpu for agents that can use an accelerator)")
+    s.add_argument("--checkpoint", default=None, metavar="FILE",
+                   help="save the running job's state here every few minutes and resume from it if it exists "
+                        "(removed when the run file is written); the workflow passes "
+                        "results/<scale>/checkpoints/<key>/seeds-<a>-<b>.ckpt")
+    s.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
+                   help=f"seconds between checkpoints (default: {CHECKPOINT_MINUTES:g} minutes, or the environment's "
+                        "EB_CHECKPOINT_MINUTES)")
     s.set_defaults(fn=cmd_simulate)
 
     g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "

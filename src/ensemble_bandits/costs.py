@@ -62,13 +62,19 @@ def cell_cost_seconds(cell: dict, n_seeds: int, shared: bool = False) -> float:
     the cost model above; the cell's dimensions and costs are those its classes declare); with
     ``shared``, the cell's part of a shared-pass job.  Used for the SLURM runtime request of a job
     (with a safety factor) and for ``cli estimate`` and the workflow's notice before an expensive run."""
-    from .runner import batch_size, cell_dimensions
+    from .runner import batch_size, cell_dimensions, seed_block
 
     dims = cell_dimensions(cell)
     per_round, per_seed = round_costs(cell, dims, shared)
-    # unbatched (a timing cell, or an agent that is not batch-invariant): one seed at a time
+    # unbatched (a timing cell, or an agent that is not batch-invariant): one seed at a time; an agent
+    # with a fixed seed block plays whole blocks, one batch each (runner.simulate_columns)
     one_by_one = cell.get("timing") == "unbatched" or batch_size(cell, 2) == 1
-    batches = n_seeds if one_by_one else 1
+    block = None if one_by_one else seed_block(cell)
+    if block:
+        batches = -(-int(n_seeds) // block)
+        n_seeds = batches * block
+    else:
+        batches = n_seeds if one_by_one else 1
     return dims["runs"] * dims["horizon"] * (batches * per_round + n_seeds * per_seed)
 
 

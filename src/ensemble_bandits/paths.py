@@ -31,6 +31,12 @@ def run_file(scale, key, start, end) -> str:
     return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"
 
 
+def checkpoint_file(scale, key, start, end) -> str:
+    """Checkpoint of a running simulate job (:mod:`ensemble_bandits.checkpoint`), removed when its
+    run file is written."""
+    return f"results/{scale}/checkpoints/{key}/seeds-{start}-{end}.ckpt"
+
+
 def run_key(path) -> str:
     """The cell key of a run file's path (see :func:`run_file`)."""
     return Path(path).parent.name

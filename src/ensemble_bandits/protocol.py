@@ -61,6 +61,14 @@ class AgentClass:
         return 1
 
     @classmethod
+    def seed_block(cls, spec: dict) -> int | None:
+        """None where a seed's numbers do not depend on the seeds batched with it; else k: the
+        agent's batched arithmetic rounds with its batch, so the runner always plays the whole
+        aligned block of k seeds (seeds k*i .. k*i + k - 1) that a seed belongs to, and a seed's
+        numbers depend neither on its job nor on the seeds asked for with it."""
+        return None
+
+    @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
         """The agent's cost model: (seconds per round and batch, seconds per round and seed) for its
         registry ``spec`` and the cell's dimensions ``dims`` (``runner.cell_dimensions``: d, K,
@@ -120,10 +128,11 @@ class Round(NamedTuple):
     regret: np.ndarray
 
 
-def play(env, agent, horizon: int) -> Iterator[Round]:
-    """The round loop, written once: plays rounds 1..horizon, yielding each after the agent's
-    update (a generator: nothing is played until it is iterated)."""
-    for t in range(1, int(horizon) + 1):
+def play(env, agent, horizon: int, start: int = 1) -> Iterator[Round]:
+    """The round loop, written once: plays rounds start..horizon (1..horizon unless a resumed run
+    starts later), yielding each after the agent's update (a generator: nothing is played until it
+    is iterated)."""
+    for t in range(int(start), int(horizon) + 1):
         obs = env.observe(t)
         arms = agent.select(t, obs)
         rewards, regret = env.step(arms)

@@ -260,24 +260,34 @@ class _Record:
         return {key: np.array(v) for key, v in self.cols.items()}
 
 
-def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None, data_dir=None):
-    """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``.
-    ``spent``: a dict whose ``select`` and ``update`` entries accumulate the wall time of the agent's
-    select and update calls (timing cells only: the clock reads add a little to the run); ``variates``
-    is set to the random numbers the agent's block streams handed out per seed (rng.Streams.taken).
-    ``data_dir``: for an environment that reads datasets (:func:`make_env`)."""
+def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None, data_dir=None, ckpt=None):
+    """Play ``cell`` for ``seeds`` in lockstep: columns (regret[, probes]) at the checkpoints ``cps``,
+    and the seconds played.  ``spent``: a dict whose ``select`` and ``update`` entries accumulate the
+    wall time of the agent's select and update calls (timing cells only: the clock reads add a little
+    to the run); ``variates`` is set to the random numbers the agent's block streams handed out per
+    seed (rng.Streams.taken).  ``data_dir``: for an environment that reads datasets
+    (:func:`make_env`).  ``ckpt`` (:class:`checkpoint.Checkpoint`): resume the batch from its saved
+    state if it has one, and save the state whenever it is due."""
     T = int(cell["horizon"])
-    env = make_env(cell["env"], seeds, data_dir)
-    agent = make_agent(cell["agent"], env.setting, seeds, T)
+    state = ckpt.resume(seeds) if ckpt is not None else None
+    if state is None:
+        env = make_env(cell["env"], seeds, data_dir)
+        agent = make_agent(cell["agent"], env.setting, seeds, T)
+        rec, last, before = _Record(agent, len(seeds), cps, env), 0, 0.0
+    else:
+        env, agent, rec, last, before = state
+        print(f"  seeds {seeds[0]}-{seeds[-1]}: resumed after round {last} from {ckpt.path}", file=sys.stderr, flush=True)
     if spent is not None:
         _time_calls(agent, spent)
-    rec = _Record(agent, len(seeds), cps, env)
-    for rnd in play(env, agent, T):
+    t0 = time.perf_counter()
+    for rnd in play(env, agent, T, last + 1):
         if rec.add(rnd.t, rnd.regret, agent, env) and progress:
             progress(rnd.t, T)
+        if ckpt is not None and ckpt.due() and rnd.t < T:
+            ckpt.save((list(seeds), env, agent, rec, rnd.t, before + time.perf_counter() - t0))
     if spent is not None and hasattr(agent, "streams"):
         spent["variates"] = agent.streams.taken()
-    return rec.columns()
+    return rec.columns(), before + time.perf_counter() - t0
 
 
 def check_group(cells: list) -> None:
@@ -288,6 +298,8 @@ def check_group(cells: list) -> None:
     for c in cells:
         if not shareable(c):
             raise ValueError("a shared pass plays agent cells only (no experiment, no timing cell)")
+        if seed_block(c):
+            raise ValueError(f"agent {c['agent']['name']!r} computes in fixed seed blocks: it cannot join a shared pass")
         if c["env"] != cells[0]["env"] or int(c["horizon"]) != int(cells[0]["horizon"]):
             raise ValueError(f"cells of a shared pass need one environment and horizon; got {cells[0]['env']}, "
                              f"T={cells[0]['horizon']} and {c['env']}, T={c['horizon']}")
@@ -362,7 +374,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, da
             gc.collect()
             spent = dict.fromkeys(TIMED_PARTS, 0.0)
             t0 = time.perf_counter()
-            res = _run_batch(cell, [seed], cps, spent=spent, data_dir=data_dir)
+            res, _ = _run_batch(cell, [seed], cps, spent=spent, data_dir=data_dir)
             secs[r, i] = time.perf_counter() - t0
             for part in TIMED_PARTS:
                 parts[part][r, i] = spent[part]
@@ -390,7 +402,7 @@ def _timed_columns(cell: dict, seeds: list, cps, repeats: int, verbose: bool, da
 
 
 def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched: bool | None = None,
-                     verbose: bool = False, repeats: int | None = None, data_dir=None) -> dict:
+                     verbose: bool = False, repeats: int | None = None, data_dir=None, checkpoint=None) -> dict:
     """Simulate ``cell`` for ``seeds``: the long table (seed, t, regret, ..., seconds) as numpy columns.
 
     Batched (the default): ``seconds`` is the wall time of the seed's batch divided by its size.
@@ -403,7 +415,9 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     runs are untouched), and ``variates`` the random numbers the agent drew in the run (a measure of
     its sampling work that no hardware changes).  Wall-time columns all start with ``seconds``; apart
     from ``variates`` no other column depends on the mode.  ``data_dir``: the datasets directory, for
-    an environment that reads datasets.
+    an environment that reads datasets.  ``checkpoint`` (:class:`checkpoint.Checkpoint`, batched runs
+    only): finished batches are taken from it, a saved batch resumes at its round, and the running
+    batch's state is saved every few minutes (:mod:`ensemble_bandits.checkpoint`).
     """
     seeds = [int(s) for s in seeds]
     if "experiment" in cell:
@@ -414,13 +428,41 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     if unbatched:
         reps = timing_repeats(cell) if repeats is None else timing_repeats({"timing_repeats": repeats})
         return _timed_columns(cell, seeds, cps, reps, verbose, data_dir)
-    size = max_batch or batch_size(cell, len(seeds))
+    fixed = seed_block(cell)
     parts = []
-    for block in _blocks(seeds, size):
-        t0 = time.perf_counter()
-        res = _run_batch(cell, block, cps, _progress(block) if verbose else None, data_dir=data_dir)
-        parts.append(_long_table(block, cps, res, (time.perf_counter() - t0) / len(block)))
+    for block, keep in (_fixed_blocks(seeds, fixed) if fixed else
+                        ((b, None) for b in _blocks(seeds, max_batch or batch_size(cell, len(seeds))))):
+        if checkpoint is not None and block[0] in checkpoint.done:
+            parts.append(checkpoint.done[block[0]])
+            continue
+        res, secs = _run_batch(cell, block, cps, _progress(block) if verbose else None, data_dir=data_dir,
+                               ckpt=checkpoint)
+        secs /= len(block)
+        if keep is not None:
+            block, res = [block[i] for i in keep], {k: v[:, keep] for k, v in res.items()}
+        parts.append(_long_table(block, cps, res, secs))
+        if checkpoint is not None:
+            checkpoint.finish(block[0], parts[-1])
     return _concat(parts)
+
+
+def seed_block(cell: dict) -> int | None:
+    """The fixed seed block of ``cell``'s agent (:meth:`protocol.AgentClass.seed_block`), or None."""
+    if "agent" not in cell:
+        return None
+    spec = dict(cell["agent"])
+    cls = AGENTS[spec.pop("name")]
+    return cls.seed_block(spec)
+
+
+def _fixed_blocks(seeds: list, k: int):
+    """(the whole aligned block of ``k`` seeds, indices of the asked ``seeds`` in it) for every block
+    that holds an asked seed: the block is played whole, so a seed's numbers never depend on which
+    seeds were asked for with it (:meth:`protocol.AgentClass.seed_block`)."""
+    asked = set(seeds)
+    for first in sorted({s - s % k for s in seeds}):
+        block = list(range(first, first + k))
+        yield block, [i for i, s in enumerate(block) if s in asked]
 
 
 def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, verbose: bool = False,

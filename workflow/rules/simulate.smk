@@ -1,4 +1,5 @@
-# One job = (cell, block of seeds).  The cell spec and the library's algorithm version are
+# One job = (cell, block of seeds).  A job saves its state every few minutes (--checkpoint; paths.checkpoint_file)
+# and a rerun of a stopped job resumes from the round it had reached, with the same numbers.  The cell spec and the library's algorithm version are
 # parameters, so Snakemake reruns a job when either changes (rerun trigger "params").
 #
 # Timing jobs (cells with `timing: unbatched`, e.g. the phe-runtime curves "..., one run at a time")
@@ -42,11 +43,13 @@ rule simulate:
         algorithms=algorithms_stamp,
         device=device_option,
         data=lambda w: cell_data_option(cell(w.scale, w.key)),
+        checkpoint=lambda w: paths.checkpoint_file(w.scale, w.key, w.start, w.end),
     shell:
         "OMP_NUM_THREADS={resources.cpus_per_task} OPENBLAS_NUM_THREADS={resources.cpus_per_task} "
         "MKL_NUM_THREADS={resources.cpus_per_task} "
         "{params.logged} {log} python -m ensemble_bandits.cli simulate --cell {params.cell} "
-        "--seeds {wildcards.start} {wildcards.end} {params.data} --out {output}{params.device}"
+        "--seeds {wildcards.start} {wildcards.end} {params.data} --out {output}{params.device} "
+        "--checkpoint {params.checkpoint}"
 
 
 # Shared-pass jobs: one rule per group of cells (registry.shared_groups, common.smk), whose outputs

@@ -69,6 +69,11 @@ class DoublingTrick:
         return max(epoch_m(e["tau"], own["m_coef"]) for e in doubling_epochs(own["T0"], own["b"], int(horizon)))
 
     @classmethod
+    def seed_block(cls, spec: dict) -> int | None:
+        """The inner agent's fixed seed block (:meth:`protocol.AgentClass.seed_block`)."""
+        return cls.inner.seed_block(cls._split(spec)[1])
+
+    @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
         """The inner agent's costs averaged over the rounds of the epochs within the horizon, each
         epoch with its own ensemble size m_i; None where the inner agent has no model of its own."""
@@ -152,7 +157,10 @@ def doubling_trick(inner: type, name: str, m_name: str = "m", scale_name: str = 
     attrs = {"__init__": __init__, "inner": inner, "name": name, "m_name": m_name, "scale_name": scale_name,
              "action_spaces": inner.action_spaces, "distribution_params": dict(inner.distribution_params),
              "uses_accelerator": getattr(inner, "uses_accelerator", False),
+             "revision": getattr(inner, "revision", 0),          # the inner agent's numbers are its numbers
              # the runner splits the regret of warm-up rounds from the rest (column ``regret_warmup``)
              "records_warmup": hasattr(inner, "in_warmup"),
+             # found by name where the inner class's module binds it (pickling: a job's checkpoint)
+             "__module__": inner.__module__,
              "__doc__": f"Anytime {inner.__name__} by the doubling trick (:class:`DoublingTrick`)."}
     return type(f"{inner.__name__}Anytime", (DoublingTrick,), attrs)

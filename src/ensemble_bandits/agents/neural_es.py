@@ -63,11 +63,14 @@ dimension doubles).
 Randomness: theta_0 from (seed, agent/<name>/init), perturbations, member choices, random warm-up
 arms and posterior draws from their own per-seed streams (:mod:`ensemble_bandits.rng`), drawn in numpy
 and converted (:func:`torch_common.from_stream`): a seed's draws do not depend on its batch.  Its
-arithmetic neither: on the CPU every product runs seed by seed (:meth:`NeuralAgent.per_seed`: MKL's
-batched products round differently with the batch size and alignment); ``seed_by_seed: false`` runs
-them batched, faster but reproducible only for the same seed blocks.  torch is
-imported inside the classes only, so looking these names up while the job graph is built imports no
-torch.
+arithmetic does (MKL's batched products round differently with the batch size and alignment), so the
+seeds are computed in fixed blocks (revision 1): all seeds x members of an aligned block of
+:data:`SEED_BLOCK` seeds (0-9, 10-19, ...) in one set of batched products, and the runner always plays
+the whole block a seed belongs to (:meth:`NeuralAgent.seed_block`), so a seed's numbers do not depend
+on how jobs split the seeds.  ``seed_by_seed: true`` (the default before revision 1) runs every
+product seed by seed instead (:meth:`NeuralAgent.per_seed`): batch-invariant, 1.1-6x slower on the
+CPU.  torch is imported inside the classes only, so looking these names up while the job graph is
+built imports no torch.
 """
 from __future__ import annotations
 
@@ -91,21 +94,21 @@ INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
 # Cost model (``round_costs``; what ``costs.cell_cost_seconds`` asks an agent class), in seconds on the
-# 2-core machine (docs/performance.md), on the CPU (torch, one thread), measured while other jobs kept both
-# cores busy (load about 4, as the GLM calibration in glm_fit): the wall time of ``runner.simulate``
-# over B = 1, 2, 5 seeds and 8-150 rounds for neural_es (m = 10; N = 20 and 50), neural_phe and
-# neural_ts on the quadratic bandit with d = 20, K = 50 (d' = 820) and d = 50, K = 500 (d' = 1420);
-# the constants are fitted by hand to those per-round costs (refitted 2026-11-23 for the seed-by-seed
-# default: the step's torch calls are then made once per seed), within a factor 2 of each (kept by
-# tests/test_config_errors.py).  A GPU is much faster for the big cells.  On
-# per-round contexts a GD step runs over the t past rounds instead of the K arms (glm_fit.fit_rows: T/2
-# rows on average), seed by seed on the CPU; its multiply-adds are cheaper (large products):
-# NN_ROW_MAC_S, from Neural-ES (m = 10, d = 63, K = 7, B = 3) at t = 1000 and 5000 (0.52 and 2.7 s a
-# round, under load about 3).
-NN_STEP_S = 1.4e-4         # per GD step and batch: the step's torch calls (per seed with seed_by_seed)
-NN_MAC_S = 5e-11           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
-NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths g^T U^-1 g (K d'^2; K d' diagonal)
-NN_MATRIX_S = 2.4e-8       # per seed and entry of U^-1 rewritten by the rank-one update (d'^2; d' diagonal)
+# 2-core machine (docs/performance.md), on the CPU (torch, one thread), measured while two paper
+# simulations kept both cores busy: the wall time of ``runner.simulate`` of one block of 10 seeds (the
+# batched default; 20 seeds for two blocks) over 150 rounds on the quadratic bandit with d = 20, K = 50
+# (d' = 820; N = 50 over 100 rounds) and 10 rounds with d = 50, K = 500 (d' = 1420), for neural_es,
+# its doubling trick, neural_ts, neural_ucb and neural_phe (refitted 2026-11-29 for revision 1: batched
+# in fixed seed blocks, structured widths), within a factor 2 of each (tests/test_config_errors.py).  A
+# GPU is much faster for the big cells.  On per-round contexts a GD step runs over the t past rounds
+# instead of the K arms (glm_fit.fit_rows: T/2 rows on average); its multiply-adds are cheaper (large
+# products): NN_ROW_MAC_S, from Neural-ES (m = 10, d = 63, K = 7, B = 3) at t = 1000 and 5000 (0.52 and
+# 2.7 s a round, under load about 3).
+SEED_BLOCK = 10            # seeds computed together when batched (fixed, aligned blocks: revision 1)
+NN_STEP_S = 3e-4           # per GD step and batch: the step's torch calls (per seed with seed_by_seed)
+NN_MAC_S = 8e-11           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
+NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths (structured: K (N^2 + N p_D + p_D^2))
+NN_MATRIX_S = 3e-8         # per seed and entry of U^-1 rewritten by the rank-one update (d'^2; d' diagonal)
 NN_ROW_MAC_S = 3.5e-11     # per seed and multiply-add of a GD step over the history rows (contexts)
 
 
@@ -174,19 +177,60 @@ def backward(weights, acts, c, out_scale: float):
     return grads
 
 
-def per_arm_grads(weights, acts, out_scale: float):
+def per_arm_grads(weights, acts, out_scale: float, first: bool = True):
     """Per-arm gradients grad_theta f(x_k) (B, K, d') of single networks (M = 1), in the order
-    vec(W_1), ..., vec(W_L) (row-major)."""
+    vec(W_1), ..., vec(W_L) (row-major).  ``first=False``: (delta_1 (B, K, N), the gradient's part
+    after vec(W_1) (B, K, d' - N d)) instead, since vec(W_1)'s part is delta_1 (x) x_k
+    (:class:`StructuredWidths`)."""
     import torch
     B, _, K, _ = acts[-1].shape
     parts = [None] * len(weights)
     delta = torch.full((B, K, 1), out_scale, dtype=acts[-1].dtype, device=acts[-1].device)
     for layer in range(len(weights) - 1, -1, -1):
         a = acts[layer][:, 0].expand(B, K, -1)                 # (B, K, in)
-        parts[layer] = (delta.unsqueeze(-1) * a.unsqueeze(-2)).reshape(B, K, -1)
+        if layer or first:
+            parts[layer] = (delta.unsqueeze(-1) * a.unsqueeze(-2)).reshape(B, K, -1)
         if layer:
             delta = torch.matmul(delta, weights[layer][:, 0]) * (a > 0)
-    return torch.cat(parts, dim=-1)
+    return torch.cat(parts, dim=-1) if first else (delta, torch.cat(parts[1:], dim=-1))
+
+
+class StructuredWidths:
+    """The widths g_k^T U^{-1} g_k of a fixed arm set (B, K arms x_k), exactly, at a fraction of the
+    dense K d'^2: the gradient is g_k = [delta_k (x) x_k; e_k] (delta_k: the N-vector of the first
+    layer, e_k: the later layers' gradient), so with U^{-1} = [[A, B], [B^T, D]] split after vec(W_1),
+
+        g_k^T U^{-1} g_k = delta_k^T C_k delta_k + 2 delta_k^T E_k e_k + e_k^T D e_k,
+        C_k = (I (x) x_k)^T A (I (x) x_k) (N x N),   E_k = (I (x) x_k)^T B (N x (d' - N d)),
+
+    and the rank-one step U^{-1} <- U^{-1} - c v v^T moves them by C_k -= c w_k w_k^T, E_k -= c w_k
+    v_D^T with w_k = reshape(v_A, N x d) x_k.  Width cost K (N^2 + N p_D + p_D^2) with p_D = d' - N d
+    instead of K d'^2: 3.6x fewer at d = 20 (d' = 820), 10.9x at d = 50 (1,420); float64, equal to the
+    dense form up to rounding (tests/test_neural_es.py)."""
+
+    def __init__(self, Uinv, x, N: int):
+        import torch
+        B, K, d = x.shape
+        self.x, self.N, self.p1 = x.to(torch.float64), int(N), int(N) * d
+        A = Uinv[:, :self.p1, :self.p1].reshape(B, N, d, N, d)
+        Bm = Uinv[:, :self.p1, self.p1:].reshape(B, N, d, -1)
+        self.C = torch.einsum("bkj,bijml,bkl->bkim", self.x, A, self.x)
+        self.E = torch.einsum("bkj,bijp->bkip", self.x, Bm)
+
+    def widths(self, Uinv, delta, e):
+        """g_k^T U^{-1} g_k (B, K) for first-layer deltas (B, K, N) and later parts e (B, K, p_D)."""
+        D = Uinv[:, self.p1:, self.p1:]
+        q = (delta.unsqueeze(-2) @ self.C @ delta.unsqueeze(-1))[..., 0, 0]
+        q = q + 2.0 * (delta.unsqueeze(-2) @ (self.E @ e.unsqueeze(-1)))[..., 0, 0]
+        return q + (e @ D * e).sum(-1)
+
+    def update(self, v, c):
+        """C_k and E_k after U^{-1} <- U^{-1} - c v v^T (v (B, d'), c (B,))."""
+        B = v.shape[0]
+        w = self.x @ v[:, :self.p1].reshape(B, self.N, -1).transpose(1, 2)   # (B, K, N): V_A x_k
+        cw = c[:, None, None] * w
+        self.C -= cw.unsqueeze(-1) * w.unsqueeze(-2)
+        self.E -= cw.unsqueeze(-1) * v[:, None, None, self.p1:]
 
 
 def descend(weights, theta0, x, n, target, steps: int, lr: float, reg: float, out_scale: float):
@@ -204,11 +248,16 @@ def descend(weights, theta0, x, n, target, steps: int, lr: float, reg: float, ou
     return W
 
 
-def sherman_morrison(Uinv, g):
-    """In place and returned: U^{-1} (B, p, p) <- (U + g g^T)^{-1} for g (B, p)."""
-    v = (Uinv * g.unsqueeze(1)).sum(-1)                        # U^{-1} g (B, p): not a one-column product
-    c = 1.0 / (1.0 + (g * v).sum(-1))                          # (MKL's batched gemv rounds with the batch)
-    Uinv -= c[:, None, None] * (v.unsqueeze(-1) * v.unsqueeze(1))
+def sherman_morrison(Uinv, g, structured=None):
+    """In place and returned: U^{-1} (B, p, p) <- (U + g g^T)^{-1} for g (B, p); a
+    :class:`StructuredWidths` given follows the step.  One batched product for v = U^{-1} g and one
+    in-place rank-one product: two passes over U^{-1}, no p x p temporaries (the products round with
+    the batch, which the fixed seed blocks keep the same; seed by seed the batch is one seed)."""
+    v = (Uinv @ g.unsqueeze(-1))[..., 0]                       # U^{-1} g (B, p)
+    c = 1.0 / (1.0 + (g * v).sum(-1))
+    Uinv.baddbmm_((-c[:, None] * v).unsqueeze(-1), v.unsqueeze(1))
+    if structured is not None:
+        structured.update(v, c)
     return Uinv
 
 
@@ -264,6 +313,12 @@ class NeuralAgent(LinearAgent):
     action_spaces = ("finite", "contexts")
     uses_accelerator = True
     members = 1
+    revision = 1        # 1: batched in fixed blocks of SEED_BLOCK seeds by default; structured Neural-TS/UCB widths
+
+    @classmethod
+    def seed_block(cls, spec: dict) -> int | None:
+        """:data:`SEED_BLOCK` when the products run batched (the default), None seed by seed."""
+        return None if hyper(cls, spec, "seed_by_seed") else SEED_BLOCK
 
     @classmethod
     def weights(cls, spec: dict, dims: dict) -> int:
@@ -299,7 +354,7 @@ class NeuralAgent(LinearAgent):
                  lr: float = 0.01, loss_scale: str = "mean", warm_start: bool = True, warmup: int | None = None,
                  warmup_design: str | None = None, warmup_fit: str = "per_round", init: str = "block",
                  symmetric_input: bool = False, dtype: str = "float32", device: str = "cpu",
-                 seed_by_seed: bool = True):
+                 seed_by_seed: bool = False):
         super().__init__(setting, seeds, horizon)
         import torch
         self.torch = torch
@@ -341,12 +396,11 @@ class NeuralAgent(LinearAgent):
         else:
             self.history = RoundHistory(self.B, self.T, self.d_in, self.dtype, self.device)
         self.t_obs = 0
-        # MKL's summation order in a product depends on its batch size and on memory alignment, so on
-        # the CPU every agent computes seed by seed: bit for bit the same numbers in any batch (batched,
-        # Neural-UCB/TS's regret at d = 20, K = 50 differed between seeds {0, 1, 2} and {1} alone within
-        # 400 rounds).  It costs the per-arm path 1.7-2.6x at B = 5-20 (``seed_by_seed: false`` keeps
-        # the batched products: faster, reproducible only for the same seed blocks).  On CUDA a batch
-        # is the same up to kernel reductions.
+        # MKL's summation order in a product depends on its batch size and on memory alignment
+        # (batched, Neural-UCB/TS's regret at d = 20, K = 50 differed between seeds {0, 1, 2} and {1}
+        # alone within 400 rounds): batched products are reproducible for the same block of seeds, which
+        # the runner fixes (seed_block); ``seed_by_seed: true`` makes any batch give the same numbers,
+        # at 1.1-6x the cost on the CPU.  On CUDA a batch is the same up to kernel reductions.
         self.seed_by_seed = self.device.type == "cpu" and bool(seed_by_seed)
         self._x, self._xid = None, None
         self._jit = from_stream(self.jitter, torch.float64, self.device)
@@ -514,7 +568,12 @@ class NeuralUCBTS(NeuralAgent):
         per_round, per_seed = super().round_costs(spec, dims, action_space)
         p, matrix = cls.weights(spec, dims), hyper(cls, spec, "matrix")
         size = p if matrix == "diag" or (matrix == "auto" and p > 2000) else p * p
-        return per_round, per_seed + NN_WIDTH_MAC_S * dims["K"] * size + NN_MATRIX_S * size
+        width = size
+        if size == p * p and action_space == "finite" and not hyper(cls, spec, "seed_by_seed"):
+            N = int(hyper(cls, spec, "N"))                     # StructuredWidths: p_D = p - N d_in
+            p_d = N * N * (int(hyper(cls, spec, "L")) - 2) + N
+            width = N * N + N * p_d + p_d * p_d
+        return per_round, per_seed + NN_WIDTH_MAC_S * dims["K"] * width + NN_MATRIX_S * size
 
     def __init__(self, setting, seeds, horizon, matrix: str = "auto", **kw):
         super().__init__(setting, seeds, horizon, **kw)
@@ -528,23 +587,40 @@ class NeuralUCBTS(NeuralAgent):
         else:
             eye = torch.eye(self.p, dtype=f64, device=self.device) / self.lam
             self.Uinv = eye.expand(self.B, -1, -1).clone()
+        # the widths' structured form on a fixed arm set (full U, batched; revision 1): built on the first round
+        self.structured = None
         self.g_chosen = None
 
     def widths2(self, x):
         """f (B, K) and g^T U^{-1} g / N (B, K) at the current weights on the round's arms x (B, K, d_in);
-        keeps the per-arm gradients."""
-        def widths(x, W, Uinv):
+        keeps the per-arm gradients (on a fixed arm set with the full U: their structured parts,
+        :class:`StructuredWidths`)."""
+        torch = self.torch
+        if self.per_arm and not self.diag and not self.seed_by_seed and self.structured is None:
+            self.structured = StructuredWidths(self.Uinv, x, self.N)
+
+        def widths(x, W, Uinv, S=None):
             f, acts = forward(W, x, self.out_scale)
-            g = per_arm_grads(W, acts, self.out_scale).to(self.torch.float64)   # (B, K, p)
-            q = (g * g * Uinv.unsqueeze(1)).sum(-1) if self.diag else (self.torch.matmul(g, Uinv) * g).sum(-1)
+            if S is not None:
+                delta, e = (g.to(torch.float64) for g in per_arm_grads(W, acts, self.out_scale, first=False))
+                return f[:, 0], S.widths(Uinv, delta, e), (delta, e)
+            g = per_arm_grads(W, acts, self.out_scale).to(torch.float64)   # (B, K, p)
+            q = (g * g * Uinv.unsqueeze(1)).sum(-1) if self.diag else (torch.matmul(g, Uinv) * g).sum(-1)
             return f[:, 0], q, g
 
-        f, q, self._g = self.per_seed(widths, x, self.W, self.Uinv)
+        f, q, self._g = self.per_seed(widths, x, self.W, self.Uinv, self.structured)
         return f, q.clamp_min(0.0) / self.N
 
     def select(self, t, obs):
         arms = super().select(t, obs)
-        self.g_chosen = self._g[self.torch.arange(self.B), self.torch.as_tensor(arms)] / math.sqrt(self.N)
+        b, a = self.torch.arange(self.B), self.torch.as_tensor(arms)
+        if self.structured is not None:                       # g = [delta (x) x_a; e] of the chosen arm
+            delta, e = self._g
+            xa = self.structured.x[b, a]
+            g = self.torch.cat([(delta[b, a].unsqueeze(-1) * xa.unsqueeze(-2)).reshape(self.B, -1), e[b, a]], -1)
+        else:
+            g = self._g[b, a]
+        self.g_chosen = g / math.sqrt(self.N)
         return arms
 
     def update(self, t, obs, arms, r):
@@ -552,8 +628,9 @@ class NeuralUCBTS(NeuralAgent):
         if self.diag:
             self.Uinv = 1.0 / (1.0 / self.Uinv + g * g)
         else:
-            self.Uinv = self.per_seed(sherman_morrison, self.Uinv, g)
+            self.Uinv = self.per_seed(sherman_morrison, self.Uinv, g, self.structured)
         super().update(t, obs, arms, r)
+
 
 
 class NeuralUCB(NeuralUCBTS):

@@ -901,7 +901,7 @@ class LMCTSNeural(NeuralAgent):
         self.temp = math.sqrt(2.0 * self.beta_inv * self.d * math.log(self.T) / self.base_lr) * self.sigma
         self._langevin = self.streams("langevin", "normal", block=1 << 16)
         self.n_weights = int(sum(p[0].numel() for p in self.layers))
-        self.rounds = 0
+        self.rounds, self._nan = 0, False
         for p in self.layers:
             p.requires_grad_(True)
 
@@ -926,9 +926,20 @@ class LMCTSNeural(NeuralAgent):
             return
         if self.lr_decay and self.rounds % self.decay_step == 0:
             self.lr = self.base_lr / self.rounds
+        if self.diverged():
+            return
         X, Y = self.X[:, :self.n_buf], self.Y[:, :self.n_buf]
         for _ in range(self.num_iter):
             self.langevin_step(X, Y)
+
+    def diverged(self) -> bool:
+        """Every weight of every seed is NaN: a Langevin step would leave them NaN (NaN + anything is
+        NaN), and the greedy action on NaN outputs no longer changes, so the steps are skipped -- exactly
+        the same run, without hours of NaN arithmetic (epp-fig9c's Quadratic panel reaches it in round 2-3).
+        Once true it stays true (``_nan``)."""
+        if not self._nan:
+            self._nan = all(bool(self.torch.isnan(p).all()) for p in self.layers)
+        return self._nan
 
     def langevin_step(self, X, Y):
         torch = self.torch

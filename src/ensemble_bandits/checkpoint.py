@@ -1,0 +1,142 @@
+"""Checkpoints of a running simulation job, so that a job stopped at any round resumes from the round
+it had reached, with the numbers an uninterrupted run gives (tests/test_checkpoint.py).
+
+A job (a cell over a block of seeds, :func:`runner.simulate_columns`) plays its seeds in batches.  Its
+checkpoint file holds the finished batches' run tables and the running batch's complete state: the
+environment, the agent (weights, statistics, random streams at their positions), the regret record
+and the last round played.  It is written atomically every ``every`` seconds of play and removed
+when the run file is written.
+
+File format: one line of JSON, the header (format, the job's identity -- cell key, algorithms stamp,
+seed range, horizon: :func:`aggregate.identity_of` -- and the payload's length and SHA-256), then the
+payload, a zlib-compressed pickle (level 1: about 3x smaller for a UCI cell's buffer).  Only a file whose header is this job's identity and whose payload has the
+recorded length and hash is unpickled: another cell's, another seed range's or an older algorithms
+version's checkpoint, or a damaged one, is refused with one line that names the file (delete it to
+start the job afresh).  A checkpoint is a cache file of this machine's jobs, like a run file: never
+read one from a source you do not trust (unpickling runs code).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import json
+import pickle
+import sys
+import time
+import types
+import zlib
+from pathlib import Path
+
+FORMAT = 2            # 2: the payload zlib-compressed; 1 (read still): the pickle as is
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that is not this job's, or is damaged."""
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a module attribute (agents keep ``self.torch``) by its name."""
+
+    def persistent_id(self, obj):
+        return ("module", obj.__name__) if isinstance(obj, types.ModuleType) else None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid):
+        kind, name = pid
+        if kind != "module":
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        return importlib.import_module(name)
+
+
+def dumps(obj) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def loads(data: bytes):
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+class Checkpoint:
+    """The checkpoint file ``path`` of the job whose identity is ``identity`` (a JSON string,
+    :func:`aggregate.identity_of`); ``every``: seconds of play between two writes."""
+
+    def __init__(self, path, identity: str, every: float = 300.0):
+        self.path, self.identity, self.every = Path(path), json.loads(str(identity)), float(every)
+        self.done: dict = {}            # first seed of a finished batch -> its run table (columns)
+        self.batch = None               # (seeds, env, agent, record, round) of the running batch
+        self._last = time.perf_counter()
+
+    def load(self) -> bool:
+        """Read the file if there is one (False if not); a CheckpointError unless it is this job's."""
+        if not self.path.exists():
+            return False
+        if not self.path.is_file():
+            raise CheckpointError(f"checkpoint {self.path} is not a regular file: remove it")
+        with open(self.path, "rb") as fh:
+            try:
+                header = json.loads(fh.readline().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                raise CheckpointError(f"checkpoint {self.path} has no readable header: not a checkpoint of this "
+                                      "project, or damaged; delete it to start the job afresh") from None
+            payload = fh.read()
+        if not isinstance(header, dict) or header.get("format") not in (1, FORMAT):
+            raise CheckpointError(f"checkpoint {self.path}: format {header.get('format') if isinstance(header, dict) else '?'}"
+                                  f", expected {FORMAT}; delete it to start the job afresh")
+        if header.get("identity") != self.identity:
+            raise CheckpointError(f"checkpoint {self.path} is another job's ({_describe(header.get('identity'))}), "
+                                  f"not this job's ({_describe(self.identity)}): stale or foreign; delete it to start "
+                                  "the job afresh")
+        if len(payload) != header.get("bytes") or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+            raise CheckpointError(f"checkpoint {self.path} is damaged (its payload does not match its header's "
+                                  "length and SHA-256): delete it to start the job afresh")
+        state = loads(zlib.decompress(payload) if header["format"] == 2 else payload)
+        self.done, self.batch = state["done"], state["batch"]
+        return True
+
+    def due(self) -> bool:
+        return time.perf_counter() - self._last >= self.every
+
+    def save(self, batch=None) -> None:
+        """Write the finished batches and ``batch`` (seeds, env, agent, record, round), atomically."""
+        from .atomic import atomic_write
+
+        self.batch = batch
+        payload = zlib.compress(dumps({"done": self.done, "batch": batch}), 1)
+        header = {"format": FORMAT, "identity": self.identity, "bytes": len(payload),
+                  "sha256": hashlib.sha256(payload).hexdigest()}
+
+        def write(tmp):
+            with open(tmp, "wb") as fh:
+                fh.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n")
+                fh.write(payload)
+
+        atomic_write(self.path, write)
+        self._last = time.perf_counter()
+        if batch is not None:
+            print(f"  checkpoint: seeds {batch[0][0]}-{batch[0][-1]} at round {batch[4]} -> {self.path}",
+                  file=sys.stderr, flush=True)
+
+    def resume(self, seeds: list):
+        """The saved state (env, agent, record, round) of the batch ``seeds``, or None."""
+        if self.batch is not None and list(self.batch[0]) == list(seeds):
+            return self.batch[1:]
+        return None
+
+    def finish(self, first: int, columns: dict) -> None:
+        """Batch starting at seed ``first`` done: keep its run table (written at the next save)."""
+        self.done[int(first)] = columns
+        self.batch = None
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _describe(identity) -> str:
+    if not isinstance(identity, dict):
+        return "no identity"
+    return (f"cell {identity.get('key')}, seeds {identity.get('seeds')}, algorithms {identity.get('algorithms')!r}, "
+            f"T={identity.get('horizon')}")

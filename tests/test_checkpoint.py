@@ -1,0 +1,148 @@
+"""A simulation job stopped at any round resumes from its checkpoint with the numbers of an
+uninterrupted run (ensemble_bandits.checkpoint); a foreign, stale or damaged checkpoint is refused."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from ensemble_bandits import runner
+from ensemble_bandits.aggregate import identity_of
+from ensemble_bandits.checkpoint import Checkpoint, CheckpointError
+from ensemble_bandits.envs import ENVIRONMENTS
+
+QUAD = {"name": "glmes_quadratic", "d": 4, "n_arms": 5}
+CELLS = {
+    "neural_es": {"env": QUAD, "horizon": 14, "agent": {"name": "neural_es", "m": 2, "L": 3, "N": 4, "steps": 3}},
+    "neural_ts": {"env": QUAD, "horizon": 14, "agent": {"name": "neural_ts", "L": 3, "N": 4, "steps": 3}},
+    "neural_es_anytime": {"env": QUAD, "horizon": 14, "agent": {"name": "neural_es_anytime", "T0": 4, "m": 2,
+                                                                "L": 3, "N": 4, "steps": 2}},
+    "ensemble_pp_neural": {"env": {"name": "epp_quadratic", "d": 6, "n_arms": 5, "pool": 20}, "horizon": 14,
+                           "agent": {"name": "ensemble_pp_neural", "M": 2, "hidden": 8, "G": 2, "batch_size": 4,
+                                     "update_start": 3}},
+    "lints": {"env": {"name": "phe_linear", "d": 3, "n_arms": 4}, "horizon": 14, "agent": {"name": "lints"}},
+}
+
+
+class Stop(Exception):
+    """Stands for a kill: raised by the environment's step at a chosen round."""
+
+
+def _stopping_at(monkeypatch, cell, stop_round):
+    """Make the cell's environment class raise Stop in the step of round ``stop_round`` (class level,
+    so nothing unpicklable enters the checkpoint)."""
+    cls = ENVIRONMENTS[cell["env"]["name"]]
+    step, calls = cls.step, {"n": 0}
+
+    def stepping(self, arms):
+        calls["n"] += 1
+        if calls["n"] == stop_round:
+            raise Stop()
+        return step(self, arms)
+
+    monkeypatch.setattr(cls, "step", stepping)
+    return lambda: monkeypatch.setattr(cls, "step", step)
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_stopped_at_a_random_round_resumes_bit_identically(name, tmp_path, monkeypatch):
+    cell, seeds = CELLS[name], [0, 1, 2]
+    whole = runner.simulate_columns(cell, seeds)
+    ident = str(identity_of(cell, seeds))
+    stop = int(np.random.default_rng(len(name)).integers(3, cell["horizon"]))   # a round inside the first batch
+    path = tmp_path / "job.ckpt"
+    restore = _stopping_at(monkeypatch, cell, stop)
+    with pytest.raises(Stop):
+        runner.simulate_columns(cell, seeds, checkpoint=Checkpoint(path, ident, every=0.0))
+    restore()
+    ckpt = Checkpoint(path, ident, every=0.0)
+    assert ckpt.load() and ckpt.batch[4] == stop - 1            # saved after the last round played
+    resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
+    assert whole.keys() == resumed.keys()
+    for key in whole:
+        if key != "seconds":
+            assert np.array_equal(whole[key], resumed[key]), key
+
+
+def test_a_finished_batch_is_not_played_again(tmp_path):
+    cell, seeds = CELLS["lints"], list(range(4))
+    ident = str(identity_of(cell, seeds))
+    ckpt = Checkpoint(tmp_path / "c.ckpt", ident, every=1e9)
+    first = runner.simulate_columns(cell, seeds, max_batch=2, checkpoint=ckpt)
+    assert sorted(ckpt.done) == [0, 2]
+    ckpt.done[2] = {k: v.copy() for k, v in ckpt.done[2].items()}
+    ckpt.done[2]["regret"][:] = -1.0                          # marked: taken as is, not recomputed
+    again = runner.simulate_columns(cell, seeds, max_batch=2, checkpoint=ckpt)
+    assert np.all(again["regret"][again["seed"] >= 2] == -1.0)
+    assert np.array_equal(again["regret"][again["seed"] < 2], first["regret"][first["seed"] < 2])
+
+
+def test_foreign_stale_and_damaged_checkpoints_are_refused(tmp_path):
+    cell, seeds = CELLS["lints"], [0, 1]
+    path = tmp_path / "c.ckpt"
+    Checkpoint(path, str(identity_of(cell, seeds))).save()
+    other = {**cell, "agent": {"name": "linucb"}}
+    with pytest.raises(CheckpointError, match="another job's"):
+        Checkpoint(path, str(identity_of(other, seeds))).load()
+    with pytest.raises(CheckpointError, match="another job's"):
+        Checkpoint(path, str(identity_of(cell, [0, 1, 2]))).load()
+    header, _, payload = path.read_bytes().partition(b"\n")
+    stale = json.loads(header)
+    stale["identity"]["algorithms"] = "0"
+    path.write_bytes(json.dumps(stale).encode() + b"\n" + payload)
+    with pytest.raises(CheckpointError, match="another job's"):
+        Checkpoint(path, str(identity_of(cell, seeds))).load()
+    path.write_bytes(header + b"\n" + payload[:-3] + b"xyz")
+    with pytest.raises(CheckpointError, match="damaged"):
+        Checkpoint(path, str(identity_of(cell, seeds))).load()
+    path.write_bytes(b"\x80\x04 not a checkpoint")
+    with pytest.raises(CheckpointError, match="no readable header"):
+        Checkpoint(path, str(identity_of(cell, seeds))).load()
+
+
+def _simulate(cell, out, ckpt, every):
+    return [sys.executable, "-m", "ensemble_bandits.cli", "simulate", "--cell", json.dumps(cell), "--seeds", "0", "3",
+            "--out", str(out), "--checkpoint", str(ckpt), "--checkpoint-every", str(every)]
+
+
+def test_a_killed_job_rerun_resumes_and_writes_the_uninterrupted_numbers(tmp_path):
+    """The job as the workflow runs it: SIGKILL once a checkpoint exists, run the same command again."""
+    cell = {**CELLS["neural_es"], "horizon": 60}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    ref = tmp_path / "ref.npz"
+    subprocess.run(_simulate(cell, ref, tmp_path / "ref.ckpt", 1e9), check=True, env=env, capture_output=True)
+    out, ckpt = tmp_path / "run.npz", tmp_path / "run.ckpt"
+    proc = subprocess.Popen(_simulate(cell, out, ckpt, 0), env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    if proc.poll() is not None:
+        pytest.skip("the job finished before it could be killed (machine too fast for this horizon)")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ckpt.exists() and not out.exists()
+    rerun = subprocess.run(_simulate(cell, out, ckpt, 0), env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "resuming from" in rerun.stderr and not ckpt.exists()
+    with np.load(ref) as a, np.load(out) as b:
+        assert sorted(a.files) == sorted(b.files)
+        for key in a.files:
+            if not key.startswith("seconds"):
+                assert np.array_equal(a[key], b[key]), key
+
+
+def test_the_cli_refuses_another_jobs_checkpoint_in_one_line(tmp_path):
+    cell = CELLS["lints"]
+    ckpt = tmp_path / "x.ckpt"
+    Checkpoint(ckpt, str(identity_of({**cell, "agent": {"name": "linucb"}}, [0, 1, 2]))).save()
+    res = subprocess.run(_simulate(cell, tmp_path / "x.npz", ckpt, 300), capture_output=True, text=True)
+    assert res.returncode != 0
+    last = res.stderr.strip().splitlines()[-1]
+    assert "another job's" in last and str(ckpt) in last and "Traceback" not in res.stderr
