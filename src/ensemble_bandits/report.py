@@ -33,8 +33,11 @@ HOW_TO_READ = (
     "\"...\" for words left out, [brackets] for words of ours); one marked *(paraphrase)* restates a formula, "
     "table or sentence of the paper in our words; one marked *(designed)* is a statement of ours that tests the "
     "paper. The Lee & Oh paper has no experiments: every lines- experiment is designed, and its note says how the "
-    "theory is read. Each note states the reading, margins and thresholds, fixed in the registry before the "
-    "numbers were seen.")
+    "theory is read. Each note states the reading, margins and thresholds, fixed in the registry; where a "
+    "claim's rule was changed after its paper-scale numbers were seen, the finding is marked *revised* (see "
+    "\"Revised rules\" below). Every paper sentence (quoted or paraphrased) counts, whatever its verdict; only "
+    "*(designed)* statements of ours and transpositions of a claim to another panel are shown without being "
+    "counted.")
 HOW_DECIDED = (
     "How it is decided. Simulated comparisons are paired across seeds (the same instance and reward noise for "
     "every method). Each decision is a one-sided test at 2.5 %, i.e. it reads one edge of the 95 % interval "
@@ -158,12 +161,21 @@ def with_registry_notes(figures: list, entries: dict) -> list:
                                  for r in c["readings"]]
             if d.get("finding") is False:
                 c["finding"] = False
+            if d:
+                c["source"] = claim_source(d)[0]
             premises = {chk.get("args", {}).get("claim") for chk in d.get("checks", []) if chk.get("fn") == "premise"}
             if d and (claim_source(d)[1] != c.get("note", "") or premises - have):
                 c["earlier_rule"] = True
             claims.append(c)
         out.append({**f, "claims": claims, "undecided": [cid for cid in declared if cid not in have]})
     return out
+
+
+def with_revisions(figures: list, notes: dict) -> list:
+    """Records whose revised claims carry their ``revision`` note ({(figure id, claim id): note} of
+    :func:`revisions.revision_notes`)."""
+    return [{**f, "claims": [{**c, **({"revision": notes[f["id"], c["id"]]} if (f["id"], c["id"]) in notes else {})}
+                             for c in f["claims"]]} for f in figures]
 
 
 def finding_key(paper: str, fid: str, claim: dict) -> tuple:
@@ -184,15 +196,32 @@ def findings(figures: list) -> dict:
 
 
 def counted(rows) -> bool:
-    """Whether a finding counts in the tally: not designed (``finding: false``: a claim transposed to
-    another panel, or a claim or condition of ours)."""
-    return all(c.get("finding", True) for _, c in rows)
+    """Whether a finding counts in the tally: every paper sentence (verbatim or paraphrase) counts; a
+    designed statement of ours or a transposition (source ``designed``, ``finding: false``) does not."""
+    return all(c.get("finding", True) and c.get("source") != "designed" for _, c in rows)
 
 
 def finding_status(rows) -> str:
     from .claims.core import combine
 
     return combine(c["status"] for _, c in rows)
+
+
+def counted_status(rows) -> str:
+    """The verdict the tally counts: per row, the verdict under the rule the rule history counts (the
+    first rule's, unless a revision fixes a named error: :mod:`rules`), else the current one."""
+    from .claims.core import combine
+
+    return combine(_counted_one(c) for _, c in rows)
+
+
+def _counted_one(c: dict) -> str:
+    counted_ = (c.get("revision") or {}).get("counted") or {}
+    return counted_["status"] if counted_.get("rule", "current") != "current" and counted_.get("status") else c["status"]
+
+
+def revised(rows) -> bool:
+    return any(c.get("revision") for _, c in rows)
 
 
 def finding_cause(rows):
@@ -213,29 +242,53 @@ def reproduced_elsewhere(rows) -> list:
     return sorted(labels or [])
 
 
+def _classify(rows, scale):
+    """(class, verdict) of a finding: ``reported``, ``designed``, ``substitute`` or ``counted``, with the
+    verdict the tally counts (:func:`counted_status`)."""
+    status = counted_status(rows)
+    if status not in VERDICTS:
+        return "reported", status
+    if not counted(rows):
+        return "designed", status
+    cause = finding_cause(rows) if status != "reproduced" else None
+    if cause and cause["kind"] == "substitute":
+        return "substitute", status
+    return "counted", status
+
+
 def tally(figures: list, scale: str = "paper") -> str:
     """The report's count: verdicts per finding under the primary reading (a finding checked in
-    several figures is reproduced only if it is in each), how many of the others are reproduced
-    under another reading, their causes, and the rows left out (repeats, reported, designed
-    transpositions)."""
+    several figures is reproduced only if it is in each; a revised finding under the rule the rule
+    history counts), how many of the others are reproduced under another reading, their causes, the
+    rows left out (repeats, reported, designed, substitutes), a line per paper and the false verdicts
+    expected at the stated alpha."""
+    from .stats import ALPHA
+
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
-    causes, elsewhere, earlier = {}, 0, 0
-    for rows in findings(figures).values():
-        status = finding_status(rows)
-        if status not in counts:
+    causes, elsewhere, earlier, per_paper = {}, 0, 0, {}
+    revised_n, changed, fixed = 0, 0, 0
+    for (paper, *_), rows in findings(figures).items():
+        kind, status = _classify(rows, scale)
+        if kind == "reported":
             reported += len(rows)
             continue
-        if not counted(rows):
+        if kind == "designed":
             transposed += 1
             continue
-        cause = finding_cause(rows) if status != "reproduced" else None
-        if cause and cause["kind"] == "substitute":
+        if kind == "substitute":
             substituted += 1
             continue
         counts[status] += 1
+        per_paper.setdefault(paper, dict.fromkeys(VERDICTS, 0))[status] += 1
         repeats += len(rows) - 1
         earlier += bool(_earlier(rows))
+        if revised(rows):
+            revised_n += 1
+            changed += status != finding_status(rows)
+            fixed += all((c.get("revision") or {}).get("counted", {}).get("rule") == "current"
+                         for _, c in rows if c.get("revision"))
         if status != "reproduced":
+            cause = finding_cause(rows)
             kind = cause["kind"] if cause else ("no cause stated" if scale == "paper"
                                                 else "no cause stated (reduced scale; see below)")
             causes[kind] = causes.get(kind, 0) + 1
@@ -244,6 +297,11 @@ def tally(figures: list, scale: str = "paper") -> str:
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
              + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    if revised_n:
+        text += (f" {revised_n} of these findings are *revised* (their rule was changed after their paper-scale "
+                 f"numbers were seen): the tally counts the verdict under their first rule, except {fixed} whose "
+                 f"revision fixes a named error; for {changed} of them the counted verdict differs from the current "
+                 f"one (both are shown).")
     if earlier:
         text += (f" {earlier} of these verdicts {'was' if earlier == 1 else 'were'} decided under an earlier rule "
                  "(marked \"earlier rule\": records not re-decided since the registry changed the claim).")
@@ -256,10 +314,22 @@ def tally(figures: list, scale: str = "paper") -> str:
         text += (f" {substituted} more rest on a substitute setting (not the paper's, which cannot be had offline) and "
                  "are not counted as failures of the paper.")
     if transposed:
-        text += (f" {transposed} designed claim(s) (a claim tested on another panel, or a claim or condition of ours) "
-                 "are shown but not counted.")
+        text += (f" {transposed} designed claim(s) (a statement or condition of ours, or a claim transposed to another "
+                 "panel) are shown but not counted.")
     if reported:
         text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
+    decided = counts["reproduced"] + counts["not reproduced"]
+    if decided:
+        text += (f" Each decided finding is wrong with probability at most alpha = {ALPHA:g} (a one-sided test per "
+                 f"comparison; every comparison for *reproduced*, Holm's correction for *not reproduced*), so across "
+                 f"the {decided} decided findings at most about {decided * ALPHA:.2g} false verdicts are expected "
+                 f"(exact checks have none; the timing ratios and the minimal-M fit, decided on point estimates, are "
+                 f"not covered by this bound).")
+    if per_paper:
+        text += "\n\n" + "\n".join(
+            f"- **{paper}**: {sum(c.values())} checked: " + ", ".join(f"{c[k]} {k}" for k in VERDICTS)
+            for paper, c in sorted(per_paper.items(), key=lambda kv: list(PAPERS).index(kv[0])
+                                   if kv[0] in PAPERS else len(PAPERS)))
     return text
 
 
@@ -349,31 +419,152 @@ def _cause_line(cause: dict) -> str:
     return f"**{cause['kind']}**: {cause['why']}"
 
 
+SCI = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?e[+-]\d+)(?![\w.])")
+
+
+def readable(text: str) -> str:
+    """Numbers written as in prose: 1.125e+04 -> 11,250 (scientific notation kept below 1e-4 and above 1e15)."""
+    def one(m):
+        x = float(m.group(1))
+        if x == 0 or not 1e-4 <= abs(x) < 1e15:
+            return m.group(1)
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
+        return f"{x:.4g}"
+
+    return SCI.sub(one, str(text))
+
+
+THRESHOLD = re.compile(r"\bband \+-|\bmargin\b|\bthreshold\b|\bat most\b|\bat least\b|\bexpected\b|\ballowed\b|"
+                       r"\bvs\b|\(min |\(max ")
+
+
+BOUND = re.compile(r"(?:band \+-|margin |threshold |allowed factor |expected )[-\d.,e+]+(?: \+- [\d.,e+-]+)?")
+
+
+def _with_threshold(text: str, numbers: str) -> str:
+    """A deciding number with the bound it was compared against: the band, margin or threshold its
+    comparison states in the claim's numbers, else, for a paired difference, 0."""
+    if THRESHOLD.search(text):
+        return text
+    core = re.sub(r"^seeds \[\d+, \d+\): ", "", text)
+    at = numbers.find(core)
+    if at >= 0:
+        segment = re.split(r" \| | — |; \[|\|\|", numbers[at + len(core):], maxsplit=1)[0]
+        if segment and not re.search(r"\d(?:e[+-]\d+)? \[-?\d", text):   # a label without its estimate: add it
+            return _with_threshold(text + segment, numbers)
+        bound = BOUND.search(segment)
+        if bound:
+            return f"{text}, {bound.group(0).rstrip(',')}"
+    return f"{text} (against 0)" if " diff " in f" {text}" else text
+
+
+def _deciding_row(rows, status):
+    """The row of a finding whose verdict decided it (the first with the finding's verdict)."""
+    return next(((fid, c) for fid, c in rows if c["status"] == status), rows[0])
+
+
+def verdict_text(rows, scale: str = "paper") -> str:
+    """The summary's verdict: counted verdicts as such, and substitute, designed and reported findings
+    named as what they are (not counted), with a revised finding's first-rule verdict beside."""
+    kind, status = _classify(rows, scale)
+    now = finding_status(rows)
+    if kind == "reported":
+        text = ICON["reported"] + " (not counted)"
+    elif kind == "substitute":
+        text = f"🔁 substitute setting, not counted (its runs: {now})"
+    elif kind == "designed":
+        text = f"🛠 designed, not counted (its runs: {now})"
+    else:
+        text = ICON[now]
+    if revised(rows):
+        notes = [c["revision"] for _, c in rows if c.get("revision")]
+        first = notes[0]["first"]
+        text += f"<br>revised at {', '.join(dict.fromkeys(x for n in notes for x in n['commits']))}"
+        text += f"; first rule ({notes[0]['first_commit']}): {first.get('status') or 'not known'}"
+        if kind == "counted":
+            text += f"; counted: **{status}**" + ("" if status == now or all(
+                n["counted"]["rule"] == "first" for n in notes) else f" ({notes[0]['counted']['rule']})")
+    return text + _earlier(rows)
+
+
 def summary_table(figures: list, scale: str) -> list:
-    """REPORT.md's first table: per finding, the paper's figure, verdict, cause, the number that
-    decides it and the readings."""
+    """REPORT.md's first table: per finding, the paper's figure, verdict (the counted one, and a revised
+    finding's first-rule verdict), cause, the number that decides it and the readings."""
     grouped = findings(figures)
     by_id = {f["id"]: f for f in figures}
     out = ["| finding | paper figure | verdict | cause | deciding number | readings |", "|---|---|---|---|---|---|"]
     for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
         fid, c = rows[0]
         status = finding_status(rows)
-        verdict = ICON[status] + ("" if counted(rows) else " (designed, not counted)") + _earlier(rows)
+        dfid, dc = _deciding_row(rows, status)
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
-            f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
+            f"{cause['kind']}: {_summary_line(cause['why'], dfid)}" if cause else "not stated")
         if cause:
             cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
-        deciding = _short(c.get("decisive") or c["numbers"], 140)
+        deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"]), 220))
+        if len(rows) > 1 and dfid != fid:
+            deciding = f"{dfid}: {deciding}"
         link = f"[{fid} · {c['id']}](#{fid})"
-        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {verdict} | {_cell(cause_text)} | "
-                   f"{_cell(deciding)} | {_cell(_readings_text(c))} |")
+        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict_text(rows, scale))} | "
+                   f"{_cell(cause_text)} | {_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
+
+
+def _summary_line(why: str, fid: str, most: int = 200) -> str:
+    """A cause whole when short, else its opening words and a link to the full text in the section."""
+    why = " ".join(why.split())
+    if len(why) <= most:
+        return why
+    cut = why[:most].rsplit(" ", 1)[0]
+    return f"{cut} … ([full cause](#{fid}))"
+
+
+def revised_text(figures: list) -> str:
+    """The paragraph that lists the revised findings: rule changed after the numbers were seen."""
+    items = []
+    for f in figures:
+        for c in f["claims"]:
+            n = c.get("revision")
+            if not n:
+                continue
+            fix = f"; fixes: {n['fixes_error']}" if n["fixes_error"] else ""
+            items.append(f"{f['id']} · {c['id']} (first decided {n['first_commit']}; revised "
+                         f"{', '.join(n['commits'])}{fix})")
+    if not items:
+        return ""
+    return ("Revised rules. A claim's rule (its checks, margins, location, premises and derived table: "
+            "`config/rule_history.yaml`, fingerprinted by `ensemble_bandits.rules`) was first decided at paper scale "
+            "at the commit named; a later change is a *revision*, made after the numbers were seen. Its row shows the "
+            "verdict under the first rule (decided again on the committed archive with today's claim code, or, where "
+            "that cannot be done, the verdict committed under it, with why) beside the current one, and the tally "
+            "counts the first rule's verdict unless the revision fixes the named error. The revised findings: "
+            + "; ".join(items) + ".")
 
 
 def _earlier(rows) -> str:
     """`` (earlier rule)`` when a row of the finding was decided under a rule the registry has changed since."""
     return " (earlier rule)" if any(c.get("earlier_rule") for _, c in rows) else ""
+
+
+def _revision_cell(c: dict) -> str:
+    """A revised claim's history in its section row: each revision's commit and reason, the first rule's
+    verdict and how it was obtained, and which verdict the tally counts."""
+    n = c.get("revision")
+    if not n:
+        return ""
+    parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
+    first = n["first"]
+    how = "decided again on the committed archive" if first["how"] == "archive" else first["how"]
+    parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how})")
+    counted_ = n["counted"]
+    if counted_["rule"] == "current":
+        parts.append(f"counted: the current verdict (the revision fixes: {n['fixes_error']})")
+    else:
+        rule = "the first rule" if counted_["rule"] == "first" else counted_["rule"]
+        parts.append(f"counted: {counted_.get('status') or 'not known'}, under {rule}")
+    return "<br>*" + "; ".join(parts) + "*"
 
 
 def table_body(markdown: str) -> list:
@@ -417,7 +608,10 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
         ids = [f["id"] for f in figures if f["paper"] == paper]
         if ids:
             out.append(f"- **{paper}** ({PAPERS[paper]}): " + ", ".join(f"[{i}](#{i})" for i in ids))
-    out += ["", HOW_TO_READ, "", HOW_DECIDED, "", HOW_CAUSES, ""]
+    out += ["", HOW_TO_READ, "", HOW_DECIDED, ""]
+    if revised_text(figures):
+        out += [revised_text(figures), ""]
+    out += [HOW_CAUSES, ""]
     if scale != "paper":
         out += [REDUCED_CAUSES, ""]
     for paper in PAPERS:
@@ -448,9 +642,9 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     origin = first[finding_key(paper, f["id"], c)]
                     if origin != f["id"]:
                         note += f" *(the finding of {origin}, counted once)*"
-                    if c.get("finding") is False:
+                    if not counted([(f["id"], c)]):
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]] + _earlier([(f["id"], c)])
+                    status = ICON[c["status"]] + _earlier([(f["id"], c)]) + _revision_cell(c)
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
@@ -458,7 +652,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         why = _reading_cause(c, r)
                         status += (f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"
                                    + (f" — cause: {why}" if why else ""))
-                    nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
+                    nums = readable(c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}"
+                                                           for r in c.get("readings", [])))
                     out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")
             else:
