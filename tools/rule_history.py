@@ -112,6 +112,17 @@ def _with_location(rule, location):
     return rule
 
 
+def origin(commit: str, fid: str) -> str:
+    """The commit that brought figure ``fid``'s record: ``commit`` itself, or, for a merge, the last
+    commit of the merged branch that changed the record."""
+    parents = git("rev-list", "--parents", "-n1", commit).split()[1:]
+    if len(parents) < 2:
+        return commit[:7]
+    side = git("log", "--format=%h", "-n1", f"{parents[0]}..{parents[1]}", "--",
+               f"figures/paper/records/{fid}.json").split()
+    return side[0][:7] if side else commit[:7]
+
+
 def build(head: str = "HEAD") -> dict:
     commits = git("rev-list", "--first-parent", "--reverse", head).split()
     now = registry_at(head)
@@ -145,13 +156,15 @@ def build(head: str = "HEAD") -> dict:
             current = {c["id"] for c in (now.get(fid) or {}).get("claims") or []}
             for cid, status in rows:
                 if cid in current:
-                    last[fid, cid] = (status, short)
+                    last[fid, cid] = (status, origin(commit, fid))
                 if (fid, cid) in state or cid not in current or cid not in {c["id"] for c in entry.get("claims") or []}:
                     continue
                 rule = rule_of({**entry, "id": fid}, cid)
                 state[fid, cid] = (fingerprint(rule), rule)
-                history.setdefault(fid, {})[cid] = {"first": {"fingerprint": fingerprint(rule), "commit": short,
-                                                              "date": date, "status": status}}
+                first = origin(commit, fid)
+                history.setdefault(fid, {})[cid] = {"first": {
+                    "fingerprint": fingerprint(rule), "commit": first,
+                    "date": git("show", "-s", "--format=%cI", first).strip()[:10], "status": status}}
     return history
 
 
