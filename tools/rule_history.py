@@ -11,6 +11,8 @@ committed paper-scale verdict).  The reasons and ``fixes_error`` are then writte
 
     python tools/rule_history.py > /tmp/rule_history.draft.yaml
 
+The output has no header: config/rule_history.yaml keeps its comment lines above the data.
+
 ``--merge config/rule_history.yaml`` keeps the hand-written reasons, ``fixes_error`` and notes of the
 revisions it already holds (matched by claim and commit).
 """
@@ -85,7 +87,12 @@ CODE_CHANGES = (
      "robust: true decided on the pseudo-median until this commit; since, the mean decides and the "
      "pseudo-median is shown beside it (registry text unchanged; the earlier rule is written here with "
      "location: pseudo-median)"),
+    ("56a4b2f", lambda fid, cid, rule: fid in ("epp-fig3d", "epp-fig15") and not _exact(rule), None,
+     "a statistical claim measured on fewer than 5 seeds gets no verdict (claims.evaluate.MIN_SEEDS, in code): "
+     "these runs have the authors' 4 seeds, so their verdicts became 'not measured'"),
 )
+# Commits whose change of the claim code (beside any registry change) today's code cannot undo.
+NOT_RECOMPUTABLE = ("17114da",)
 EXACT = {"column_is", "value_close", "coupled_identical", "insensitive", "near_minimum", "decreasing",
          "interval_below", "premise", "seed_blocks", "after_round"}
 
@@ -176,8 +183,8 @@ REASONS = {
                       "comparisons, slopes with intervals)", ISSUE9),
                 "epp-fig2a": ("issue 9: positive evidence, decided on the pseudo-median (robust: true) because a few "
                               "runs collapse, on two disjoint seed blocks", ISSUE9)},
-    "56a4b2f": {"*": ("decided on the mean, what the paper plots, instead of the pseudo-median (the pseudo-median "
-                      "is shown beside it), after the pseudo-median verdicts were known", None)},
+    "56a4b2f": {"epp-fig2a": ("decided on the mean, what the paper plots, instead of the pseudo-median (the "
+                              "pseudo-median is shown beside it), after the pseudo-median verdicts were known", None)},
     "9318b7c": {"*": ("the claim pinned to the paper's panel when an ablation panel of ours (per-round contexts) "
                       "was added to the figure; the same comparisons as before on the paper's panel", None)},
     "2d67014": {"*": ("epp-fig15's copy of the claim became a YAML alias of this one, its check naming the one "
@@ -224,19 +231,21 @@ def reason(commit: str, fid: str, cid: str):
 
 
 def with_reasons(history: dict) -> dict:
+    """The draft reasons replaced by REASONS (and a code change's own account where REASONS has none)."""
     for fid, claims in history.items():
         for cid, entry in claims.items():
             for rev in entry.get("revisions") or []:
                 known = reason(rev["commit"], fid, cid)
-                if known:
+                if rev.get("code_change"):
+                    text, rev["code_change"] = rev["code_change"], True
+                    rev["reason"] = known[0] if known and rev["commit"] != "17114da" else text
+                elif known:
                     rev["reason"] = known[0]
-                    if known[1]:
-                        rev["fixes_error"] = known[1]
-                if rev.get("code_change") and rev["commit"] == "17114da":
-                    rev["reason"] = rev.pop("code_change")
-                    rev["code_change"] = True
-                elif rev.get("code_change"):
-                    rev["code_change"] = True
+                if known and known[1]:
+                    rev["fixes_error"] = known[1]
+                if (rev["commit"] in NOT_RECOMPUTABLE and not _exact(rev["earlier_rule"])) or (rev.get("code_change") and
+                                                         fingerprint(rev["earlier_rule"]) == rev["fingerprint"]):
+                    rev["recomputable"] = False
     return history
 
 

@@ -74,8 +74,10 @@ def _verdict_under(entry, cid, history_entry, index, config, data_dir) -> dict:
     revisions = history_entry["revisions"]
     rev = revisions[index]
     committed = rev.get("earlier_verdict") or (history_entry["first"] if index == 0 else {})
-    if rules.fingerprint(rev["earlier_rule"]) == rev["fingerprint"]:
-        why = "the earlier rule's decision lived in code since replaced, so it cannot be decided again"
+    in_code = [r["commit"] for r in revisions[index:] if r.get("recomputable") is False]
+    if in_code:
+        why = (f"the change at {', '.join(in_code)} was made in the claim code too and cannot be written as a rule, "
+               f"so the earlier rule cannot be decided again with today's code")
     else:
         try:
             return {**decide_under(entry, cid, rev["earlier_rule"], config, data_dir), "how": "archive"}
