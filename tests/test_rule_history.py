@@ -80,3 +80,37 @@ def test_the_tally_counts_the_first_rule_unless_a_revision_fixes_a_named_error()
     assert rules.counted_revision({"revisions": [rev]}) == 0                           # the first rule's
     assert rules.counted_revision({"revisions": [{**rev, "fixes_error": "e"}]}) is None  # the current rule's
     assert rules.counted_revision({"revisions": [{**rev, "fixes_error": "e"}, rev]}) == 1  # the fix's rule
+
+
+def test_a_revised_claim_is_decided_again_under_its_first_rule_on_the_committed_archive():
+    """epp-fig3a's converges-others-linear: its first rule (log-log slopes, before the rate ratio of
+    0035be4) decided again on the committed archive with today's claim code; the tally counts it."""
+    from ensemble_bandits import revisions
+    from ensemble_bandits.cli import build_table
+    from ensemble_bandits.data import config_data_dir
+
+    fid, cid = "epp-fig3a", "converges-others-linear"
+    if not (PAPER / "archives" / f"{fid}.parquet").exists():
+        pytest.fail(f"{fid} has no committed archive")
+    entries, history = _entries(), _history()
+    first = history[fid][cid]["revisions"][0]["earlier_rule"]
+    reduced = revisions.with_rule(entries[fid], cid, first)
+    assert [c["id"] for c in reduced["claims"]] == [cid] and reduced["claims"][0]["checks"] == first["checks"]
+    assert "readings" not in reduced
+    configfile = ROOT / "config" / "config.yaml"
+    config = registry.with_defaults(registry.load_yaml(configfile))
+    notes = revisions.revision_notes(entries, {fid: {cid: history[fid][cid]}}, [fid], config,
+                                     str(config_data_dir(configfile)), build_table)
+    note = notes[fid, cid]
+    assert note["first"]["how"] == "archive" and note["first"]["status"] in ("reproduced", "not reproduced",
+                                                                               "inconclusive")
+    assert note["counted"] == {"rule": "first", **note["first"]} and note["commits"] == ["0035be4"]
+
+
+def test_an_earlier_rule_behind_a_change_in_code_shows_its_committed_verdict():
+    from ensemble_bandits import revisions
+
+    rev = {"earlier_rule": {"checks": []}, "fingerprint": "f", "commit": "c1", "date": "d", "after_numbers": True,
+           "reason": "r", "recomputable": False, "earlier_verdict": {"status": "reproduced", "commit": "c0"}}
+    got = revisions._verdict_under({}, "x", {"first": {}, "revisions": [rev]}, 0, {}, "", None)
+    assert got["status"] == "reproduced" and got["how"].startswith("as committed at c0; the change at c1")

@@ -349,7 +349,7 @@ def _with_revisions(args, entries, figures):
     configfile = os.path.join(args.config_dir, "config.yaml")
     config = registry.with_defaults(registry.load_yaml(configfile))
     history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
-    notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)))
+    notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)), build_table)
     return with_revisions(figures, notes)
 
 

@@ -38,13 +38,14 @@ def with_rule(entry: dict, cid: str, rule: dict) -> dict:
     return entry
 
 
-def decide_under(entry: dict, cid: str, rule: dict, config: dict, data_dir: str, scale: str = "paper") -> dict:
-    """{status, numbers} of claim ``cid`` under ``rule`` on the figure's committed archive(s) (RuleError
-    naming why when the archive cannot support it: a cell it lacks, a check today's code does not have)."""
+def decide_under(entry: dict, cid: str, rule: dict, config: dict, data_dir: str, build_table,
+                 scale: str = "paper") -> dict:
+    """{status, numbers} of claim ``cid`` under ``rule`` on the figure's committed archive(s), its table
+    built by ``build_table`` (``cli.build_table``) (RuleError naming why when the archive cannot support
+    it: a cell it lacks, a check today's code does not have)."""
     from . import archive, registry
     from .claims import evaluate
     from .claims.core import ClaimError
-    from .cli import build_table
 
     entry = with_rule(entry, cid, rule)
     try:
@@ -68,7 +69,7 @@ def _archive_path(scale, fid):
     return archive_file(scale, fid)
 
 
-def _verdict_under(entry, cid, history_entry, index, config, data_dir) -> dict:
+def _verdict_under(entry, cid, history_entry, index, config, data_dir, build_table) -> dict:
     """The verdict under the earlier rule of revision ``index``: decided again where the rule is written
     in today's vocabulary (it differs from the rule after it), else the one committed under it."""
     revisions = history_entry["revisions"]
@@ -80,7 +81,7 @@ def _verdict_under(entry, cid, history_entry, index, config, data_dir) -> dict:
                f"so the earlier rule cannot be decided again with today's code")
     else:
         try:
-            return {**decide_under(entry, cid, rev["earlier_rule"], config, data_dir), "how": "archive"}
+            return {**decide_under(entry, cid, rev["earlier_rule"], config, data_dir, build_table), "how": "archive"}
         except rules.RuleError as err:
             why = f"it cannot be decided again on the committed archive ({err})"
     if committed.get("status"):
@@ -88,8 +89,9 @@ def _verdict_under(entry, cid, history_entry, index, config, data_dir) -> dict:
     return {"status": None, "how": why}
 
 
-def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: str) -> dict:
-    """{(figure id, claim id): note} for every revised claim of the figures ``ids``: ``commits`` (of its
+def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: str, build_table) -> dict:
+    """{(figure id, claim id): note} for every revised claim of the figures ``ids`` (their tables built
+    by ``build_table``, ``cli.build_table``, from the committed archives): ``commits`` (of its
     revisions), ``reasons``, ``fixes_error`` (or None), ``after_numbers``, ``first`` (its first rule's
     verdict: status and ``how``) and ``counted`` (the verdict the tally counts: status and which rule)."""
     notes = {}
@@ -98,12 +100,12 @@ def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: st
             revisions = h.get("revisions") or []
             if not revisions or cid not in {c["id"] for c in entries[fid].get("claims") or []}:
                 continue
-            first = _verdict_under(entries[fid], cid, h, 0, config, data_dir)
+            first = _verdict_under(entries[fid], cid, h, 0, config, data_dir, build_table)
             k = rules.counted_revision(h)
             if k is None:
                 counted = {"rule": "current"}
             else:
-                under = first if k == 0 else _verdict_under(entries[fid], cid, h, k, config, data_dir)
+                under = first if k == 0 else _verdict_under(entries[fid], cid, h, k, config, data_dir, build_table)
                 counted = {"rule": "first" if k == 0 else f"the rule of {revisions[k - 1]['commit']}", **under}
             notes[fid, cid] = {
                 "commits": [r["commit"] for r in revisions], "reasons": [r["reason"] for r in revisions],
