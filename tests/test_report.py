@@ -288,3 +288,16 @@ def test_every_paper_sentence_counts_and_only_designed_statements_do_not():
     designed = _claim("d", "ours", "reproduced", "designed")
     assert not report.counted([("x", designed)]) and report.counted([("x", _claim("p", "q", "inconclusive",
                                                                                    "paraphrase"))])
+
+
+def test_a_deciding_number_without_its_bound_gets_the_registry_bound():
+    strict = {"checks": [{"fn": "outperforms", "args": {"better": ["A"], "worse": ["B"]}},
+                         {"fn": "premise", "args": {"claim": "c"}}]}
+    band = {"checks": [{"fn": "similar_across_panels", "args": {"curves": ["A"], "rel_tol": 0.2}}]}
+    mixed = {"checks": [*strict["checks"], *band["checks"]]}
+    assert report.rule_bounds(strict) == "0"
+    assert report.rule_bounds(band) == "rel_tol 0.2"
+    assert report.rule_bounds(mixed) == "0 for the strict comparisons, rel_tol 0.2"
+    text = "M = 2 [P] - other panels: diff -6969 [-9886, -4052] (n=10)"
+    assert report._with_threshold(text, "unrelated", "rel_tol 0.2").endswith("(rule: rel_tol 0.2)")
+    assert report._with_threshold(text, "unrelated", "0").endswith("(against 0)")

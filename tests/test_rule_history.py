@@ -114,3 +114,20 @@ def test_an_earlier_rule_behind_a_change_in_code_shows_its_committed_verdict():
            "reason": "r", "recomputable": False, "earlier_verdict": {"status": "reproduced", "commit": "c0"}}
     got = revisions._verdict_under({}, "x", {"first": {}, "revisions": [rev]}, 0, {}, "", None)
     assert got["status"] == "reproduced" and got["how"].startswith("as committed at c0; the change at c1")
+
+
+def test_the_committed_report_marks_every_revised_claim():
+    """Every revised claim of a committed record is marked in figures/paper/REPORT.md with its revisions
+    (the report was regenerated after the history last changed)."""
+    text = (PAPER / "REPORT.md").read_text(encoding="utf-8")
+    unmarked = []
+    for fid, claims in _history().items():
+        if f"### {fid} — " not in text:
+            continue
+        section = text.split(f"### {fid} — ", 1)[1].split("\n### ", 1)[0]
+        for cid, entry in claims.items():
+            commits = [r["commit"] for r in entry.get("revisions") or []]
+            row = next((line for line in section.splitlines() if line.startswith(f"| {cid}: ")), "")
+            if commits and not all(f"revised at {c}" in row for c in commits):
+                unmarked.append(f"{fid} · {cid}")
+    assert unmarked == [], f"regenerate figures/paper/REPORT.md (report_all): not marked revised: {unmarked}"

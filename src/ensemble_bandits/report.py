@@ -163,12 +163,29 @@ def with_registry_notes(figures: list, entries: dict) -> list:
                 c["finding"] = False
             if d:
                 c["source"] = claim_source(d)[0]
+                c["bounds"] = rule_bounds(d)
             premises = {chk.get("args", {}).get("claim") for chk in d.get("checks", []) if chk.get("fn") == "premise"}
             if d and (claim_source(d)[1] != c.get("note", "") or premises - have):
                 c["earlier_rule"] = True
             claims.append(c)
         out.append({**f, "claims": claims, "undecided": [cid for cid in declared if cid not in have]})
     return out
+
+
+BOUND_ARGS = ("rel_tol", "margin", "threshold", "r2_min", "rel_spread_max", "max_slope", "factor", "tol", "noise")
+AGAINST_ZERO = {"outperforms", "group_outperforms"}
+
+
+def rule_bounds(claim: dict) -> str:
+    """The bounds a claim's checks compare against, as the registry states them (``rel_tol 0.2``), or
+    ``0`` where every check is a strict comparison (outperforms); empty when it states none."""
+    checks = [c for c in claim.get("checks", []) if c["fn"] not in ("premise", "seed_blocks", "after_round")]
+    if checks and all(c["fn"] in AGAINST_ZERO for c in checks):
+        return "0"
+    found = [f"{k} {c['args'][k]:g}" for c in checks for k in BOUND_ARGS
+             if isinstance(c.get("args", {}).get(k), (int, float)) and not isinstance(c["args"][k], bool)]
+    strict = ["0 for the strict comparisons"] if any(c["fn"] in AGAINST_ZERO for c in checks) else []
+    return ", ".join(strict + list(dict.fromkeys(found)))
 
 
 def with_revisions(figures: list, notes: dict) -> list:
@@ -442,9 +459,10 @@ THRESHOLD = re.compile(r"\bband \+-|\bmargin\b|\bthreshold\b|\bat most\b|\bat le
 BOUND = re.compile(r"(?:band \+-|margin |threshold |allowed factor |expected )[-\d.,e+]+(?: \+- [\d.,e+-]+)?")
 
 
-def _with_threshold(text: str, numbers: str) -> str:
+def _with_threshold(text: str, numbers: str, bounds: str | None = None) -> str:
     """A deciding number with the bound it was compared against: the band, margin or threshold its
-    comparison states in the claim's numbers, else, for a paired difference, 0."""
+    comparison states in the claim's numbers, else the bounds the registry states (``bounds``, from
+    :func:`rule_bounds`; without them a paired difference is read against 0)."""
     if THRESHOLD.search(text):
         return text
     core = re.sub(r"^seeds \[\d+, \d+\): ", "", text)
@@ -452,11 +470,13 @@ def _with_threshold(text: str, numbers: str) -> str:
     if at >= 0:
         segment = re.split(r" \| | — |; \[|\|\|", numbers[at + len(core):], maxsplit=1)[0]
         if segment and not re.search(r"\d(?:e[+-]\d+)? \[-?\d", text):   # a label without its estimate: add it
-            return _with_threshold(text + segment, numbers)
+            return _with_threshold(text + segment, numbers, bounds)
         bound = BOUND.search(segment)
         if bound:
             return f"{text}, {bound.group(0).rstrip(',')}"
-    return f"{text} (against 0)" if " diff " in f" {text}" else text
+    if bounds == "0" or (bounds is None and " diff " in f" {text}"):
+        return f"{text} (against 0)"
+    return f"{text} (rule: {bounds})" if bounds else text
 
 
 def _deciding_row(rows, status):
@@ -503,7 +523,8 @@ def summary_table(figures: list, scale: str) -> list:
             f"{cause['kind']}: {_summary_line(cause['why'], dfid)}" if cause else "not stated")
         if cause:
             cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
-        deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"]), 220))
+        deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"],
+                                                   dc.get("bounds")), 220))
         if len(rows) > 1 and dfid != fid:
             deciding = f"{dfid}: {deciding}"
         link = f"[{fid} · {c['id']}](#{fid})"
