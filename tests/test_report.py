@@ -301,3 +301,18 @@ def test_a_deciding_number_without_its_bound_gets_the_registry_bound():
     text = "M = 2 [P] - other panels: diff -6969 [-9886, -4052] (n=10)"
     assert report._with_threshold(text, "unrelated", "rel_tol 0.2").endswith("(rule: rel_tol 0.2)")
     assert report._with_threshold(text, "unrelated", "0").endswith("(against 0)")
+
+
+def test_a_claim_added_after_the_numbers_says_so(monkeypatch):
+    from ensemble_bandits import rules
+
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    history = {"epp-tab5": {"isotropy": {"first": {"fingerprint": "f", "commit": "588a485", "date": "d",
+                                                   "added_after": "6baa918"}}}}
+    assert rules.added_later(history) == {("epp-tab5", "isotropy"): "6baa918"}
+    figures = report.with_revisions([_fig("epp-tab5", "epp", _claim("isotropy", "Isotropy: Yes", "reproduced"))],
+                                    {}, rules.added_later(history))
+    md = report.report_markdown("paper", figures)
+    assert "added after the numbers" in md[md.index("## Summary"):md.index("## Contents")]
+    assert "epp-tab5 · isotropy (after 6baa918)" in md
+    assert "*added to the figure after its first paper-scale numbers (6baa918)*" in md

@@ -133,7 +133,7 @@ def origin(commit: str, fid: str) -> str:
 def build(head: str = "HEAD") -> dict:
     commits = git("rev-list", "--first-parent", "--reverse", head).split()
     now = registry_at(head)
-    history, state, last, registry = {}, {}, {}, {}
+    history, state, last, registry, figure_first = {}, {}, {}, {}, {}
     for commit in commits:
         changed = git("diff-tree", "--no-commit-id", "--name-only", "-r", "-m", "--first-parent", commit).split()
         if any(p.startswith("config/figures/") for p in changed) or not registry:
@@ -159,6 +159,7 @@ def build(head: str = "HEAD") -> dict:
                 history[fid][cid].setdefault("revisions", []).append(rev)
                 state[fid, cid] = (fp_now, rule_now)
         for fid, rows in decided_at(commit, changed).items():
+            figure_first.setdefault(fid, origin(commit, fid))
             entry = registry.get(fid) or {}
             current = {c["id"] for c in (now.get(fid) or {}).get("claims") or []}
             for cid, status in rows:
@@ -172,6 +173,8 @@ def build(head: str = "HEAD") -> dict:
                 history.setdefault(fid, {})[cid] = {"first": {
                     "fingerprint": fingerprint(rule), "commit": first,
                     "date": git("show", "-s", "--format=%cI", first).strip()[:10], "status": status}}
+                if figure_first[fid] != first:      # a claim added after its figure's numbers were seen
+                    history[fid][cid]["first"]["added_after"] = figure_first[fid]
     return history
 
 

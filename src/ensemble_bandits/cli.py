@@ -350,7 +350,7 @@ def _with_revisions(args, entries, figures):
     config = registry.with_defaults(registry.load_yaml(configfile))
     history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
     notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)), build_table)
-    return with_revisions(figures, notes)
+    return with_revisions(figures, notes, rules.added_later(history))
 
 
 def cmd_timings(args):

@@ -188,11 +188,18 @@ def rule_bounds(claim: dict) -> str:
     return ", ".join(strict + list(dict.fromkeys(found)))
 
 
-def with_revisions(figures: list, notes: dict) -> list:
+def with_revisions(figures: list, notes: dict, added: dict | None = None) -> list:
     """Records whose revised claims carry their ``revision`` note ({(figure id, claim id): note} of
-    :func:`revisions.revision_notes`)."""
-    return [{**f, "claims": [{**c, **({"revision": notes[f["id"], c["id"]]} if (f["id"], c["id"]) in notes else {})}
-                             for c in f["claims"]]} for f in figures]
+    :func:`revisions.revision_notes`), and whose claims added after their figure's first paper-scale
+    verdict carry ``added_after`` (that verdict's commit, :func:`rules.added_later`)."""
+    added = added or {}
+
+    def one(fid, c):
+        key = (fid, c["id"])
+        return {**c, **({"revision": notes[key]} if key in notes else {}),
+                **({"added_after": added[key]} if key in added else {})}
+
+    return [{**f, "claims": [one(f["id"], c) for c in f["claims"]]} for f in figures]
 
 
 def finding_key(paper: str, fid: str, claim: dict) -> tuple:
@@ -505,6 +512,8 @@ def verdict_text(rows, scale: str = "paper") -> str:
         if kind == "counted":
             text += f"; counted: **{status}**" + ("" if status == now or all(
                 n["counted"]["rule"] == "first" for n in notes) else f" ({notes[0]['counted']['rule']})")
+    if any(c.get("added_after") for _, c in rows):
+        text += "<br>added after the numbers"
     return text + _earlier(rows)
 
 
@@ -553,15 +562,22 @@ def revised_text(figures: list) -> str:
             fix = f"; fixes: {n['fixes_error']}" if n["fixes_error"] else ""
             items.append(f"{f['id']} · {c['id']} (first decided {n['first_commit']}; revised "
                          f"{', '.join(n['commits'])}{fix})")
+    later = [f"{f['id']} · {c['id']} (after {c['added_after']})" for f in figures for c in f["claims"]
+             if c.get("added_after")]
+    if later:
+        later_text = (" Claims added to a figure after its first paper-scale numbers were seen (their rules were "
+                      "not revised, but neither were they fixed before those numbers): " + "; ".join(later) + ".")
+    else:
+        later_text = ""
     if not items:
-        return ""
+        return later_text.strip()
     return ("Revised rules. A claim's rule (its checks, margins, location, premises and derived table: "
             "`config/rule_history.yaml`, fingerprinted by `ensemble_bandits.rules`) was first decided at paper scale "
             "at the commit named; a later change is a *revision*, made after the numbers were seen. Its row shows the "
             "verdict under the first rule (decided again on the committed archive with today's claim code, or, where "
             "that cannot be done, the verdict committed under it, with why) beside the current one, and the tally "
             "counts the first rule's verdict unless the revision fixes the named error. The revised findings: "
-            + "; ".join(items) + ".")
+            + "; ".join(items) + "." + later_text)
 
 
 def _earlier(rows) -> str:
@@ -571,10 +587,13 @@ def _earlier(rows) -> str:
 
 def _revision_cell(c: dict) -> str:
     """A revised claim's history in its section row: each revision's commit and reason, the first rule's
-    verdict and how it was obtained, and which verdict the tally counts."""
+    verdict and how it was obtained, and which verdict the tally counts (or, for a claim added after its
+    figure's first paper-scale numbers, that commit)."""
     n = c.get("revision")
+    later = (f"<br>*added to the figure after its first paper-scale numbers ({c['added_after']})*"
+             if c.get("added_after") else "")
     if not n:
-        return ""
+        return later
     parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
     first = n["first"]
     how = "decided again on the committed archive" if first["how"] == "archive" else first["how"]
@@ -585,7 +604,7 @@ def _revision_cell(c: dict) -> str:
     else:
         rule = "the first rule" if counted_["rule"] == "first" else counted_["rule"]
         parts.append(f"counted: {counted_.get('status') or 'not known'}, under {rule}")
-    return "<br>*" + "; ".join(parts) + "*"
+    return "<br>*" + "; ".join(parts) + "*" + later
 
 
 def table_body(markdown: str) -> list:

@@ -88,6 +88,13 @@ def counted_revision(entry: dict):
     return fixed + 1 if fixed + 1 < len(revisions) else None
 
 
+def added_later(history: dict) -> dict:
+    """{(figure id, claim id): commit} of the claims added to a figure after its first paper-scale
+    verdict (``first.added_after``: that verdict's commit)."""
+    return {(fid, cid): e["first"]["added_after"] for fid, claims in history.items()
+            for cid, e in (claims or {}).items() if e["first"].get("added_after")}
+
+
 def unrecorded(entries: dict, history: dict) -> list:
     """``fid · cid: why`` for every claim of the registry ``entries`` whose current rule is not the
     history's latest (a rule change without a revision entry); claims the history lacks are left to
