@@ -50,7 +50,9 @@ HOW_DECIDED = (
     "*inconclusive*, which includes a claim whose premise is undecided and a claim that gets another verdict on a "
     "second block of seeds. Closed-form and static-table checks are exact, Monte-Carlo table checks use the "
     "table's confidence bounds, and the timing ratios and the fit of the minimal ensemble size (derived tables) "
-    "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted.")
+    "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted. A rule "
+    "changed after its paper-scale numbers were seen is a *revision*: the paper-scale report lists the findings so "
+    "revised under *Revised rules*, next.")
 
 
 HOW_CAUSES = (
