@@ -16,6 +16,8 @@ import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
+from .report_text import _with_threshold, readable, rule_bounds, summary_line
+from .revisions import revised_text, revision_cell
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -172,22 +174,6 @@ def with_registry_notes(figures: list, entries: dict) -> list:
             claims.append(c)
         out.append({**f, "claims": claims, "undecided": [cid for cid in declared if cid not in have]})
     return out
-
-
-BOUND_ARGS = ("rel_tol", "margin", "threshold", "r2_min", "rel_spread_max", "max_slope", "factor", "tol", "noise")
-AGAINST_ZERO = {"outperforms", "group_outperforms"}
-
-
-def rule_bounds(claim: dict) -> str:
-    """The bounds a claim's checks compare against, as the registry states them (``rel_tol 0.2``), or
-    ``0`` where every check is a strict comparison (outperforms); empty when it states none."""
-    checks = [c for c in claim.get("checks", []) if c["fn"] not in ("premise", "seed_blocks", "after_round")]
-    if checks and all(c["fn"] in AGAINST_ZERO for c in checks):
-        return "0"
-    found = [f"{k} {c['args'][k]:g}" for c in checks for k in BOUND_ARGS
-             if isinstance(c.get("args", {}).get(k), (int, float)) and not isinstance(c["args"][k], bool)]
-    strict = ["0 for the strict comparisons"] if any(c["fn"] in AGAINST_ZERO for c in checks) else []
-    return ", ".join(strict + list(dict.fromkeys(found)))
 
 
 def with_revisions(figures: list, notes: dict, added: dict | None = None) -> list:
@@ -445,49 +431,6 @@ def _cause_line(cause: dict) -> str:
     return f"**{cause['kind']}**: {cause['why']}"
 
 
-SCI = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?e[+-]\d+)(?![\w.])")
-
-
-def readable(text: str) -> str:
-    """Numbers written as in prose: 1.125e+04 -> 11,250 (scientific notation kept below 1e-4 and above 1e15)."""
-    def one(m):
-        x = float(m.group(1))
-        if x == 0 or not 1e-4 <= abs(x) < 1e15:
-            return m.group(1)
-        if abs(x) >= 1000:
-            return f"{x:,.0f}"
-        return f"{x:.4g}"
-
-    return SCI.sub(one, str(text))
-
-
-THRESHOLD = re.compile(r"\bband \+-|\bmargin\b|\bthreshold\b|\bat most\b|\bat least\b|\bexpected\b|\ballowed\b|"
-                       r"\bvs\b|\(min |\(max ")
-
-
-BOUND = re.compile(r"(?:band \+-|margin |threshold |allowed factor |expected )[-\d.,e+]+(?: \+- [\d.,e+-]+)?")
-
-
-def _with_threshold(text: str, numbers: str, bounds: str | None = None) -> str:
-    """A deciding number with the bound it was compared against: the band, margin or threshold its
-    comparison states in the claim's numbers, else the bounds the registry states (``bounds``, from
-    :func:`rule_bounds`; without them a paired difference is read against 0)."""
-    if THRESHOLD.search(text):
-        return text
-    core = re.sub(r"^seeds \[\d+, \d+\): ", "", text)
-    at = numbers.find(core)
-    if at >= 0:
-        segment = re.split(r" \| | — |; \[|\|\|", numbers[at + len(core):], maxsplit=1)[0]
-        if segment and not re.search(r"\d(?:e[+-]\d+)? \[-?\d", text):   # a label without its estimate: add it
-            return _with_threshold(text + segment, numbers, bounds)
-        bound = BOUND.search(segment)
-        if bound:
-            return f"{text}, {bound.group(0).rstrip(',')}"
-    if bounds == "0" or (bounds is None and " diff " in f" {text}"):
-        return f"{text} (against 0)"
-    return f"{text} (rule: {bounds})" if bounds else text
-
-
 def _deciding_row(rows, status):
     """The row of a finding whose verdict decided it (the first with the finding's verdict)."""
     return next(((fid, c) for fid, c in rows if c["status"] == status), rows[0])
@@ -531,7 +474,7 @@ def summary_table(figures: list, scale: str) -> list:
         dfid, dc = _deciding_row(rows, status)
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
-            f"{cause['kind']}: {_summary_line(cause['why'], dfid)}" if cause else "not stated")
+            f"{cause['kind']}: {summary_line(cause['why'], dfid)}" if cause else "not stated")
         if cause:
             cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
         deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"],
@@ -544,69 +487,9 @@ def summary_table(figures: list, scale: str) -> list:
     return out
 
 
-def _summary_line(why: str, fid: str, most: int = 200) -> str:
-    """A cause whole when short, else its opening words and a link to the full text in the section."""
-    why = " ".join(why.split())
-    if len(why) <= most:
-        return why
-    cut = why[:most].rsplit(" ", 1)[0]
-    return f"{cut} … ([full cause](#{fid}))"
-
-
-def revised_text(figures: list) -> str:
-    """The paragraph that lists the revised findings: rule changed after the numbers were seen."""
-    items = []
-    for f in figures:
-        for c in f["claims"]:
-            n = c.get("revision")
-            if not n:
-                continue
-            fix = f"; fixes: {n['fixes_error']}" if n["fixes_error"] else ""
-            items.append(f"{f['id']} · {c['id']} (first decided {n['first_commit']}; revised "
-                         f"{', '.join(n['commits'])}{fix})")
-    later = [f"{f['id']} · {c['id']} (after {c['added_after']})" for f in figures for c in f["claims"]
-             if c.get("added_after")]
-    if later:
-        later_text = (" Claims added to a figure after its first paper-scale numbers were seen (their rules were "
-                      "not revised, but neither were they fixed before those numbers): " + "; ".join(later) + ".")
-    else:
-        later_text = ""
-    if not items:
-        return later_text.strip()
-    return ("Revised rules. A claim's rule (its checks, margins, location, premises and derived table: "
-            "`config/rule_history.yaml`, fingerprinted by `ensemble_bandits.rules`) was first decided at paper scale "
-            "at the commit named; a later change is a *revision*, made after the numbers were seen. Its row shows the "
-            "verdict under the first rule (decided again on the committed archive with today's claim code, or, where "
-            "that cannot be done, the verdict committed under it, with why) beside the current one, and the tally "
-            "counts the first rule's verdict unless the revision fixes the named error. The revised findings: "
-            + "; ".join(items) + "." + later_text)
-
-
 def _earlier(rows) -> str:
     """`` (earlier rule)`` when a row of the finding was decided under a rule the registry has changed since."""
     return " (earlier rule)" if any(c.get("earlier_rule") for _, c in rows) else ""
-
-
-def _revision_cell(c: dict) -> str:
-    """A revised claim's history in its section row: each revision's commit and reason, the first rule's
-    verdict and how it was obtained, and which verdict the tally counts (or, for a claim added after its
-    figure's first paper-scale numbers, that commit)."""
-    n = c.get("revision")
-    later = (f"<br>*added to the figure after its first paper-scale numbers ({c['added_after']})*"
-             if c.get("added_after") else "")
-    if not n:
-        return later
-    parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
-    first = n["first"]
-    how = "decided again on the committed archive" if first["how"] == "archive" else first["how"]
-    parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how})")
-    counted_ = n["counted"]
-    if counted_["rule"] == "current":
-        parts.append(f"counted: the current verdict (the revision fixes: {n['fixes_error']})")
-    else:
-        rule = "the first rule" if counted_["rule"] == "first" else counted_["rule"]
-        parts.append(f"counted: {counted_.get('status') or 'not known'}, under {rule}")
-    return "<br>*" + "; ".join(parts) + "*" + later
 
 
 def table_body(markdown: str) -> list:
@@ -686,7 +569,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         note += f" *(the finding of {origin}, counted once)*"
                     if not counted([(f["id"], c)]):
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]] + _earlier([(f["id"], c)]) + _revision_cell(c)
+                    status = ICON[c["status"]] + _earlier([(f["id"], c)]) + revision_cell(c)
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"

@@ -5,6 +5,8 @@ For each claim the rule history (:mod:`rules`) revises, :func:`revision_notes` g
 shows: the commits of its revisions, the first rule's verdict and how it was obtained (decided again on
 the committed archive, or, where that cannot be done, the verdict committed under that rule, with why),
 and the verdict the tally counts (the first rule's unless a revision fixes a named error).
+:func:`revision_cell` and :func:`revised_text` write them into a claim's row and the report's list of
+revisions.
 """
 from __future__ import annotations
 
@@ -113,3 +115,54 @@ def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: st
                 "after_numbers": any(r["after_numbers"] for r in revisions),
                 "first_commit": h["first"]["commit"], "first": first, "counted": counted}
     return notes
+
+
+def revised_text(figures: list) -> str:
+    """The paragraph that lists the revised findings: rule changed after the numbers were seen."""
+    items = []
+    for f in figures:
+        for c in f["claims"]:
+            n = c.get("revision")
+            if not n:
+                continue
+            fix = f"; fixes: {n['fixes_error']}" if n["fixes_error"] else ""
+            items.append(f"{f['id']} · {c['id']} (first decided {n['first_commit']}; revised "
+                         f"{', '.join(n['commits'])}{fix})")
+    later = [f"{f['id']} · {c['id']} (after {c['added_after']})" for f in figures for c in f["claims"]
+             if c.get("added_after")]
+    if later:
+        later_text = (" Claims added to a figure after its first paper-scale numbers were seen (their rules were "
+                      "not revised, but neither were they fixed before those numbers): " + "; ".join(later) + ".")
+    else:
+        later_text = ""
+    if not items:
+        return later_text.strip()
+    return ("Revised rules. A claim's rule (its checks, margins, location, premises and derived table: "
+            "`config/rule_history.yaml`, fingerprinted by `ensemble_bandits.rules`) was first decided at paper scale "
+            "at the commit named; a later change is a *revision*, made after the numbers were seen. Its row shows the "
+            "verdict under the first rule (decided again on the committed archive with today's claim code, or, where "
+            "that cannot be done, the verdict committed under it, with why) beside the current one, and the tally "
+            "counts the first rule's verdict unless the revision fixes the named error. The revised findings: "
+            + "; ".join(items) + "." + later_text)
+
+
+def revision_cell(c: dict) -> str:
+    """A revised claim's history in its section row: each revision's commit and reason, the first rule's
+    verdict and how it was obtained, and which verdict the tally counts (or, for a claim added after its
+    figure's first paper-scale numbers, that commit)."""
+    n = c.get("revision")
+    later = (f"<br>*added to the figure after its first paper-scale numbers ({c['added_after']})*"
+             if c.get("added_after") else "")
+    if not n:
+        return later
+    parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
+    first = n["first"]
+    how = "decided again on the committed archive" if first["how"] == "archive" else first["how"]
+    parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how})")
+    counted_ = n["counted"]
+    if counted_["rule"] == "current":
+        parts.append(f"counted: the current verdict (the revision fixes: {n['fixes_error']})")
+    else:
+        rule = "the first rule" if counted_["rule"] == "first" else counted_["rule"]
+        parts.append(f"counted: {counted_.get('status') or 'not known'}, under {rule}")
+    return "<br>*" + "; ".join(parts) + "*" + later
