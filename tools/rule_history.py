@@ -9,9 +9,12 @@ changed the rule (a revision: the earlier rule in full, the commit, its date, it
 draft reason).  A revision is made after the numbers were seen by construction (the claim had a
 committed paper-scale verdict).  The reasons and ``fixes_error`` are then written by hand.
 
-    python tools/rule_history.py > /tmp/rule_history.draft.yaml
+    python tools/rule_history.py --write config/rule_history.yaml
 
-The output has no header: config/rule_history.yaml keeps its comment lines above the data.
+rebuilds the history in place (after a rule change is committed: its revision appears with a DRAFT
+reason, the commit's subject, to be replaced by one line of why and, where it corrects an error,
+``fixes_error``); the file's comment header and the hand-written reasons are kept.  Without
+``--write`` the history goes to stdout.
 
 ``--merge config/rule_history.yaml`` keeps the hand-written reasons, ``fixes_error`` and notes of the
 revisions it already holds (matched by claim and commit).
@@ -270,13 +273,26 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--head", default="HEAD")
     parser.add_argument("--merge", help="an existing history whose hand-written reasons to keep")
+    parser.add_argument("--write", metavar="PATH",
+                        help="rewrite PATH in place (e.g. config/rule_history.yaml): its comment header and the "
+                             "hand-written reasons, fixes_error and after_numbers of its revisions are kept")
     args = parser.parse_args(argv)
     history = with_reasons(build(args.head))
-    if args.merge:
-        with open(args.merge, encoding="utf-8") as fh:
-            history = merge(history, yaml.safe_load(fh) or {})
+    old = args.merge or args.write
+    header = ""
+    if old:
+        with open(old, encoding="utf-8") as fh:
+            text = fh.read()
+        history = merge(history, yaml.safe_load(text) or {})
+        header = "".join(line for line in text.splitlines(keepends=True)[:40] if line.startswith("#")
+                         ) if args.write else ""
     ordered = {fid: history[fid] for fid in sorted(history)}
-    yaml.safe_dump(ordered, sys.stdout, sort_keys=False, width=110, allow_unicode=True)
+    body = yaml.safe_dump(ordered, sort_keys=False, width=110, allow_unicode=True)
+    if args.write:
+        with open(args.write, "w", encoding="utf-8") as fh:
+            fh.write(header + body)
+    else:
+        sys.stdout.write(body)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,8 @@ def unrecorded(entries: dict, history: dict) -> list:
             now = fingerprint(rule_of(entry_now, cid))
             if now != latest(entry):
                 out.append(f"{fid} · {cid}: its rule is {now}, the history's latest is {latest(entry)}: add a "
-                           f"revision (earlier rule, commit, date, after_numbers, reason) to {HISTORY}")
+                           f"revision (earlier rule, commit, date, after_numbers, reason) to {HISTORY}; once the "
+                           f"change is committed, `python tools/rule_history.py --write {HISTORY}` drafts it")
     return out
 
 
