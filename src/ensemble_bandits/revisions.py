@@ -155,14 +155,22 @@ def revision_cell(c: dict) -> str:
              if c.get("added_after") else "")
     if not n:
         return later
+    from .report_text import readable
+
+    def how(verdict):
+        if verdict["how"] != "archive":
+            return verdict["how"]
+        numbers = " ".join(verdict.get("numbers", "").split())[:400]
+        return f"decided again on the committed archive: {readable(numbers)}"
+
     parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
     first = n["first"]
-    how = "decided again on the committed archive" if first["how"] == "archive" else first["how"]
-    parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how})")
+    parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how(first)})")
     counted_ = n["counted"]
     if counted_["rule"] == "current":
         parts.append(f"counted: the current verdict (the revision fixes: {n['fixes_error']})")
+    elif counted_["rule"] == "first":
+        parts.append(f"counted: {counted_.get('status') or 'not known'}, under the first rule")
     else:
-        rule = "the first rule" if counted_["rule"] == "first" else counted_["rule"]
-        parts.append(f"counted: {counted_.get('status') or 'not known'}, under {rule}")
+        parts.append(f"counted: {counted_.get('status') or 'not known'}, under {counted_['rule']} ({how(counted_)})")
     return "<br>*" + "; ".join(parts) + "*" + later
