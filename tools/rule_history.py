@@ -249,8 +249,8 @@ def with_reasons(history: dict) -> dict:
                     rev["reason"] = known[0]
                 if known and known[1]:
                     rev["fixes_error"] = known[1]
-                if (rev["commit"] in NOT_RECOMPUTABLE and not _exact(rev["earlier_rule"])) or (rev.get("code_change") and
-                                                         fingerprint(rev["earlier_rule"]) == rev["fingerprint"]):
+                in_code = rev["commit"] in NOT_RECOMPUTABLE and not _exact(rev["earlier_rule"])
+                if in_code or (rev.get("code_change") and fingerprint(rev["earlier_rule"]) == rev["fingerprint"]):
                     rev["recomputable"] = False
     return history
 

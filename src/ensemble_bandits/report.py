@@ -229,7 +229,9 @@ def counted_status(rows) -> str:
 
 def _counted_one(c: dict) -> str:
     counted_ = (c.get("revision") or {}).get("counted") or {}
-    return counted_["status"] if counted_.get("rule", "current") != "current" and counted_.get("status") else c["status"]
+    if counted_.get("rule", "current") != "current" and counted_.get("status"):
+        return counted_["status"]
+    return c["status"]
 
 
 def revised(rows) -> bool:
