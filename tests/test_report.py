@@ -316,3 +316,19 @@ def test_a_claim_added_after_the_numbers_says_so(monkeypatch):
     assert "added after the numbers" in md[md.index("## Summary"):md.index("## Contents")]
     assert "epp-tab5 · isotropy (after 6baa918)" in md
     assert "*added to the figure after its first paper-scale numbers (6baa918)*" in md
+
+
+def test_two_quotes_decided_on_the_same_runs_are_flagged_as_one_piece_of_evidence(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    same = "[Q] A - B: diff 1.312e+04 [1.185e+04, 1.439e+04] (n=10)"
+    one = {**_claim("beats", "outperforms baselines", "not reproduced"), "numbers": same}
+    two = {**_claim("better", "sublinear and better", "not reproduced"),
+           "numbers": f"{same}; [Q] C - B: diff 1 [0, 2] (n=10)"}
+    ours = {**_claim("cond", "ours", "reproduced", "designed"), "numbers": same, "finding": False}
+    other = {**_claim("else", "other runs", "reproduced"), "numbers": "[Q] A - B: diff 5 [4, 6] (n=10)"}
+    figures = [_fig("epp-fig1", "epp", one, other), _fig("epp-fig9a", "epp", two, ours)]
+    assert report.shared_evidence(figures) == {("epp", "outperforms baselines"): ["epp-fig9a · better"],
+                                               ("epp", "sublinear and better"): ["epp-fig1 · beats"]}
+    md = report.report_markdown("paper", figures)
+    assert "2 counted findings state an estimate of the same runs as another counted finding" in md
+    assert "<br>same runs as epp-fig9a · better" in md

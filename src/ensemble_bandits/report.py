@@ -16,7 +16,7 @@ import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
-from .report_text import _with_threshold, readable, rule_bounds, summary_line
+from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
 from .revisions import revised_text, revision_cell
 
 PAPERS = {
@@ -332,6 +332,10 @@ def tally(figures: list, scale: str = "paper") -> str:
                  "panel) are shown but not counted.")
     if reported:
         text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
+    shared = shared_evidence(figures, scale)
+    if shared:
+        text += (f" {len(shared)} counted findings state an estimate of the same runs as another counted finding "
+                 f"(marked *same runs as*): they are not independent evidence.")
     decided = counts["reproduced"] + counts["not reproduced"]
     if decided:
         text += (f" Each decided finding is wrong with probability at most alpha = {ALPHA:g} (a one-sided test per "
@@ -345,6 +349,19 @@ def tally(figures: list, scale: str = "paper") -> str:
             for paper, c in sorted(per_paper.items(), key=lambda kv: list(PAPERS).index(kv[0])
                                    if kv[0] in PAPERS else len(PAPERS)))
     return text
+
+
+def shared_evidence(figures: list, scale: str = "paper") -> dict:
+    """{finding key: [labels of the other counted findings]} of the counted findings that state an estimate
+    of the same runs as another (:func:`report_text.intervals`): one piece of evidence under two quotes."""
+    grouped = {k: rows for k, rows in findings(figures).items() if _classify(rows, scale)[0] == "counted"}
+    stated = {k: set().union(*(intervals(c["numbers"]) for _, c in rows)) for k, rows in grouped.items()}
+    out = {}
+    for k, rows in grouped.items():
+        others = [f"{r[0][0]} · {r[0][1]['id']}" for j, r in grouped.items() if j != k and stated[k] & stated[j]]
+        if others:
+            out[k] = others
+    return out
 
 
 def _run_key(run: dict) -> str:
@@ -468,9 +485,10 @@ def summary_table(figures: list, scale: str) -> list:
     """REPORT.md's first table: per finding, the paper's figure, verdict (the counted one, and a revised
     finding's first-rule verdict), cause, the number that decides it and the readings."""
     grouped = findings(figures)
+    shared = shared_evidence(figures, scale)
     by_id = {f["id"]: f for f in figures}
     out = ["| finding | paper figure | verdict | cause | deciding number | readings |", "|---|---|---|---|---|---|"]
-    for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
+    for key, rows in sorted(grouped.items(), key=lambda kv: natural_key(kv[1][0][0])):
         fid, c = rows[0]
         status = finding_status(rows)
         dfid, dc = _deciding_row(rows, status)
@@ -484,7 +502,8 @@ def summary_table(figures: list, scale: str) -> list:
         if len(rows) > 1 and dfid != fid:
             deciding = f"{dfid}: {deciding}"
         link = f"[{fid} · {c['id']}](#{fid})"
-        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict_text(rows, scale))} | "
+        verdict = verdict_text(rows, scale) + (f"<br>same runs as {', '.join(shared[key])}" if key in shared else "")
+        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict)} | "
                    f"{_cell(cause_text)} | {_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
 

@@ -70,3 +70,12 @@ def summary_line(why: str, fid: str, most: int = 200) -> str:
         return why
     cut = why[:most].rsplit(" ", 1)[0]
     return f"{cut} … ([full cause](#{fid}))"
+
+
+INTERVAL = re.compile(r"(-?\d[\d.e+-]*) \[(-?\d[\d.e+-]*), (-?\d[\d.e+-]*)\] \((n=\d+|bootstrap over \d+ seeds)\)")
+
+
+def intervals(text: str) -> set:
+    """The estimates with their interval and sample (``13120 [11850, 14390] (n=10)``) a claim's numbers
+    state: two findings that state the same one rest on the same runs."""
+    return set(INTERVAL.findall(text))
