@@ -346,9 +346,11 @@ def _with_revisions(args, entries, figures):
     from .report import with_revisions
     from .revisions import revision_notes
 
+    history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
+    if not history:
+        return figures
     configfile = os.path.join(args.config_dir, "config.yaml")
     config = registry.with_defaults(registry.load_yaml(configfile))
-    history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
     notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)), build_table)
     return with_revisions(figures, notes, rules.added_later(history))
 
