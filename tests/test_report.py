@@ -59,15 +59,15 @@ def test_a_designed_condition_is_its_figures_own(monkeypatch):
     assert len(report.findings(figures)) == 2
     summary = [line for line in report.report_markdown("paper", figures).splitlines() if "· converged]" in line]
     assert len(summary) == 2
-    assert "epp-fig11 · converged" in summary[0] and "✅ reproduced" in summary[0]
-    assert "epp-fig12a · converged" in summary[1] and "❌ not reproduced" in summary[1]
+    assert "epp-fig11 · converged" in summary[0] and "designed, not counted (its runs: reproduced)" in summary[0]
+    assert "epp-fig12a · converged" in summary[1] and "(its runs: not reproduced)" in summary[1]
     assert "counted once" not in report.report_markdown("paper", figures)
 
 
 def test_sources_are_marked(md):
     assert "| c1: “LinPHE \\| wins” *n* | ✅ reproduced |" in md
     assert re.search(r"\| isotropy: \(paraphrase\) Isotropy: Yes \| ✅ reproduced \|", md)
-    assert "| finding: (designed) ours | 📏 reported |" in md
+    assert "| finding: (designed) ours *(designed: shown, not counted)* | 📏 reported |" in md
     assert "“Isotropy" not in md and "“ours" not in md          # only the paper's own words are quoted
 
 
@@ -184,7 +184,7 @@ def test_summary_table_gives_cause_paper_figure_and_readings(monkeypatch):
     md = report.report_markdown("paper", figures, archived={"glmes-fig2"})
     assert "Of the 2 not reproduced or inconclusive, 0 are reproduced under another documented reading." in md
     assert "warm-up once: reproduced (the first panel only) |" in md
-    assert "(designed, not counted)" in rows[1]
+    assert "🛠 designed, not counted (its runs: not reproduced)" in rows[1]
     assert "underpowered: the interval is wider than the band (about 120 seeds would decide it; this run has 20)" \
         in rows[2]
     assert md.index('<a id="glmes-fig2"></a>') < md.index('<a id="glmes-fig10"></a>')   # natural order
@@ -237,3 +237,98 @@ def test_a_reading_verdict_shows_its_own_cause(monkeypatch):
     bare = report.report_markdown("paper", report.with_registry_notes([fig()], {}))
     assert "G = 4, lr 1e-3: inconclusive (5 seeds) — cause not stated" in bare
     assert "❔ inconclusive (5 seeds) — cause: not stated" in bare
+
+
+def test_numbers_read_as_prose_and_a_deciding_number_names_its_bound():
+    assert report.readable("diff 1.125e+04 [1.053e+04, 1.197e+04] (n=10), p 1e-09") == \
+        "diff 11,250 [10,530, 11,970] (n=10), p 1e-09"
+    assert report.readable("ratio 2.5e-01 at t = 1e5x") == "ratio 0.25 at t = 1e5x"
+    numbers = "[P] A - B: diff 239.6 [140.4, 338.7] (n=200), means 948 vs 708, band +-141.8 | [P] C - B: diff 1 [0, 2]"
+    assert report._with_threshold("[P] A - B: diff 239.6 [140.4, 338.7] (n=200)", numbers).endswith(", band +-141.8")
+    assert report._with_threshold("[P] C - D: diff -3 [-5, -1] (n=9)", "other").endswith("(against 0)")
+    assert report._with_threshold("[P] A - B", numbers).startswith("[P] A - B: diff 239.6")
+
+
+def _revised(status, counted_status, rule="first"):
+    claim = _claim("c", f"quote {counted_status} {rule}", status)
+    claim["revision"] = {"commits": ["abc1234"], "reasons": ["why"], "fixes_error": None if rule != "current" else "e",
+                         "after_numbers": True, "first_commit": "0001111",
+                         "first": {"status": counted_status, "how": "archive"},
+                         "counted": {"rule": rule, "status": counted_status} if rule != "current" else {"rule": rule}}
+    return claim
+
+
+def test_a_revised_finding_counts_its_first_rule_unless_the_revision_fixes_an_error(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    figures = [_fig("epp-fig2a", "epp", _revised("inconclusive", "not reproduced")),
+               _fig("epp-fig6", "epp", _revised("inconclusive", "reproduced", rule="current"))]
+    md = report.report_markdown("paper", figures)
+    assert "2 claims checked: 0 reproduced, 1 not reproduced, 1 inconclusive." in md
+    assert "2 of these findings are *revised*" in md and "except 1 whose revision fixes a named error" in md
+    assert "- **epp**: 2 checked: 0 reproduced, 1 not reproduced, 1 inconclusive" in md
+    summary = md[md.index("## Summary"):md.index("## Contents")]
+    assert "revised at abc1234; first rule (0001111): not reproduced; counted: **not reproduced**" in summary
+    assert "Revised rules." in md and "epp-fig2a · c (first decided 0001111; revised abc1234)" in md
+    assert "across the 1 decided findings at most about 0.025 false verdicts are expected" in md
+
+
+def test_every_paper_sentence_counts_and_only_designed_statements_do_not():
+    """One rule for what counts: a claim is left out of the count (``finding: false``) exactly when it
+    is a designed statement or transposition of ours (its note starts with ``Designed:``)."""
+    from pathlib import Path
+
+    from ensemble_bandits import registry
+    from ensemble_bandits.claims.evaluate import claim_source
+
+    root = Path(__file__).resolve().parents[1]
+    entries = registry.load_registry(root / "config", root / "workflow" / "schemas" / "registry.schema.yaml")
+    mismatched = [f"{fid} · {c['id']}" for fid, e in entries.items() for c in e.get("claims") or []
+                  if (c.get("finding", True) is False) != (claim_source(c)[0] == "designed")]
+    assert mismatched == []
+    designed = _claim("d", "ours", "reproduced", "designed")
+    assert not report.counted([("x", designed)]) and report.counted([("x", _claim("p", "q", "inconclusive",
+                                                                                   "paraphrase"))])
+
+
+def test_a_deciding_number_without_its_bound_gets_the_registry_bound():
+    strict = {"checks": [{"fn": "outperforms", "args": {"better": ["A"], "worse": ["B"]}},
+                         {"fn": "premise", "args": {"claim": "c"}}]}
+    band = {"checks": [{"fn": "similar_across_panels", "args": {"curves": ["A"], "rel_tol": 0.2}}]}
+    mixed = {"checks": [*strict["checks"], *band["checks"]]}
+    assert report.rule_bounds(strict) == "0"
+    assert report.rule_bounds(band) == "rel_tol 0.2"
+    assert report.rule_bounds(mixed) == "0 for the strict comparisons, rel_tol 0.2"
+    text = "M = 2 [P] - other panels: diff -6969 [-9886, -4052] (n=10)"
+    assert report._with_threshold(text, "unrelated", "rel_tol 0.2").endswith("(rule: rel_tol 0.2)")
+    assert report._with_threshold(text, "unrelated", "0").endswith("(against 0)")
+
+
+def test_a_claim_added_after_the_numbers_says_so(monkeypatch):
+    from ensemble_bandits import rules
+
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    history = {"epp-tab5": {"isotropy": {"first": {"fingerprint": "f", "commit": "588a485", "date": "d",
+                                                   "added_after": "6baa918"}}}}
+    assert rules.added_later(history) == {("epp-tab5", "isotropy"): "6baa918"}
+    figures = report.with_revisions([_fig("epp-tab5", "epp", _claim("isotropy", "Isotropy: Yes", "reproduced"))],
+                                    {}, rules.added_later(history))
+    md = report.report_markdown("paper", figures)
+    assert "added after the numbers" in md[md.index("## Summary"):md.index("## Contents")]
+    assert "epp-tab5 · isotropy (after 6baa918)" in md
+    assert "*added to the figure after its first paper-scale numbers (6baa918)*" in md
+
+
+def test_two_quotes_decided_on_the_same_runs_are_flagged_as_one_piece_of_evidence(monkeypatch):
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    same = "[Q] A - B: diff 1.312e+04 [1.185e+04, 1.439e+04] (n=10)"
+    one = {**_claim("beats", "outperforms baselines", "not reproduced"), "numbers": same}
+    two = {**_claim("better", "sublinear and better", "not reproduced"),
+           "numbers": f"{same}; [Q] C - B: diff 1 [0, 2] (n=10)"}
+    ours = {**_claim("cond", "ours", "reproduced", "designed"), "numbers": same, "finding": False}
+    other = {**_claim("else", "other runs", "reproduced"), "numbers": "[Q] A - B: diff 5 [4, 6] (n=10)"}
+    figures = [_fig("epp-fig1", "epp", one, other), _fig("epp-fig9a", "epp", two, ours)]
+    assert report.shared_evidence(figures) == {("epp", "outperforms baselines"): ["epp-fig9a · better"],
+                                               ("epp", "sublinear and better"): ["epp-fig1 · beats"]}
+    md = report.report_markdown("paper", figures)
+    assert "2 counted findings state an estimate of the same runs as another counted finding" in md
+    assert "<br>same runs as epp-fig9a · better" in md

@@ -352,6 +352,8 @@ def cmd_report(args):
     except ValueError as err:
         raise SystemExit(f"report: {err}")
     figures = with_registry_notes(figures, entries)
+    if args.scale == "paper":       # revised rules: the first rule's verdicts, decided again on the archives
+        figures = _with_revisions(args, entries, figures)
     archived = None
     if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
         archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
@@ -362,6 +364,22 @@ def cmd_report(args):
             tables[fid] = open(md, encoding="utf-8").read()
     write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived,
                                       tables=tables), args.out)
+
+
+def _with_revisions(args, entries, figures):
+    """The records with the notes of their revised claims (config/rule_history.yaml; :mod:`revisions`)."""
+    from . import rules
+    from .data import config_data_dir
+    from .report import with_revisions
+    from .revisions import revision_notes
+
+    history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
+    if not history:
+        return figures
+    configfile = os.path.join(args.config_dir, "config.yaml")
+    config = registry.with_defaults(registry.load_yaml(configfile))
+    notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)), build_table)
+    return with_revisions(figures, notes, rules.added_later(history))
 
 
 def cmd_timings(args):

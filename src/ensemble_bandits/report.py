@@ -16,6 +16,8 @@ import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
+from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
+from .revisions import revised_text, revision_cell
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -33,8 +35,11 @@ HOW_TO_READ = (
     "\"...\" for words left out, [brackets] for words of ours); one marked *(paraphrase)* restates a formula, "
     "table or sentence of the paper in our words; one marked *(designed)* is a statement of ours that tests the "
     "paper. The Lee & Oh paper has no experiments: every lines- experiment is designed, and its note says how the "
-    "theory is read. Each note states the reading, margins and thresholds, fixed in the registry before the "
-    "numbers were seen.")
+    "theory is read. Each note states the reading, margins and thresholds, fixed in the registry; where a "
+    "claim's rule was changed after its paper-scale numbers were seen, the finding is marked *revised* (see "
+    "\"Revised rules\" below). Every paper sentence (quoted or paraphrased) counts, whatever its verdict; only "
+    "*(designed)* statements of ours and transpositions of a claim to another panel are shown without being "
+    "counted.")
 HOW_DECIDED = (
     "How it is decided. Simulated comparisons are paired across seeds (the same instance and reward noise for "
     "every method). Each decision is a one-sided test at 2.5 %, i.e. it reads one edge of the 95 % interval "
@@ -47,7 +52,9 @@ HOW_DECIDED = (
     "*inconclusive*, which includes a claim whose premise is undecided and a claim that gets another verdict on a "
     "second block of seeds. Closed-form and static-table checks are exact, Monte-Carlo table checks use the "
     "table's confidence bounds, and the timing ratios and the fit of the minimal ensemble size (derived tables) "
-    "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted.")
+    "are decided on point estimates. *Reported*: numbers the spec asks for without a verdict, not counted. A rule "
+    "changed after its paper-scale numbers were seen is a *revision*: the paper-scale report lists the findings so "
+    "revised under *Revised rules*, next.")
 
 
 HOW_CAUSES = (
@@ -158,12 +165,29 @@ def with_registry_notes(figures: list, entries: dict) -> list:
                                  for r in c["readings"]]
             if d.get("finding") is False:
                 c["finding"] = False
+            if d:
+                c["source"] = claim_source(d)[0]
+                c["bounds"] = rule_bounds(d)
             premises = {chk.get("args", {}).get("claim") for chk in d.get("checks", []) if chk.get("fn") == "premise"}
             if d and (claim_source(d)[1] != c.get("note", "") or premises - have):
                 c["earlier_rule"] = True
             claims.append(c)
         out.append({**f, "claims": claims, "undecided": [cid for cid in declared if cid not in have]})
     return out
+
+
+def with_revisions(figures: list, notes: dict, added: dict | None = None) -> list:
+    """Records whose revised claims carry their ``revision`` note ({(figure id, claim id): note} of
+    :func:`revisions.revision_notes`), and whose claims added after their figure's first paper-scale
+    verdict carry ``added_after`` (that verdict's commit, :func:`rules.added_later`)."""
+    added = added or {}
+
+    def one(fid, c):
+        key = (fid, c["id"])
+        return {**c, **({"revision": notes[key]} if key in notes else {}),
+                **({"added_after": added[key]} if key in added else {})}
+
+    return [{**f, "claims": [one(f["id"], c) for c in f["claims"]]} for f in figures]
 
 
 def finding_key(paper: str, fid: str, claim: dict) -> tuple:
@@ -184,15 +208,34 @@ def findings(figures: list) -> dict:
 
 
 def counted(rows) -> bool:
-    """Whether a finding counts in the tally: not designed (``finding: false``: a claim transposed to
-    another panel, or a claim or condition of ours)."""
-    return all(c.get("finding", True) for _, c in rows)
+    """Whether a finding counts in the tally: every paper sentence (verbatim or paraphrase) counts; a
+    designed statement of ours or a transposition (source ``designed``, ``finding: false``) does not."""
+    return all(c.get("finding", True) and c.get("source") != "designed" for _, c in rows)
 
 
 def finding_status(rows) -> str:
     from .claims.core import combine
 
     return combine(c["status"] for _, c in rows)
+
+
+def counted_status(rows) -> str:
+    """The verdict the tally counts: per row, the verdict under the rule the rule history counts (the
+    first rule's, unless a revision fixes a named error: :mod:`rules`), else the current one."""
+    from .claims.core import combine
+
+    return combine(_counted_one(c) for _, c in rows)
+
+
+def _counted_one(c: dict) -> str:
+    counted_ = (c.get("revision") or {}).get("counted") or {}
+    if counted_.get("rule", "current") != "current" and counted_.get("status"):
+        return counted_["status"]
+    return c["status"]
+
+
+def revised(rows) -> bool:
+    return any(c.get("revision") for _, c in rows)
 
 
 def finding_cause(rows):
@@ -213,29 +256,53 @@ def reproduced_elsewhere(rows) -> list:
     return sorted(labels or [])
 
 
+def _classify(rows, scale):
+    """(class, verdict) of a finding: ``reported``, ``designed``, ``substitute`` or ``counted``, with the
+    verdict the tally counts (:func:`counted_status`)."""
+    status = counted_status(rows)
+    if status not in VERDICTS:
+        return "reported", status
+    if not counted(rows):
+        return "designed", status
+    cause = finding_cause(rows) if status != "reproduced" else None
+    if cause and cause["kind"] == "substitute":
+        return "substitute", status
+    return "counted", status
+
+
 def tally(figures: list, scale: str = "paper") -> str:
     """The report's count: verdicts per finding under the primary reading (a finding checked in
-    several figures is reproduced only if it is in each), how many of the others are reproduced
-    under another reading, their causes, and the rows left out (repeats, reported, designed
-    transpositions)."""
+    several figures is reproduced only if it is in each; a revised finding under the rule the rule
+    history counts), how many of the others are reproduced under another reading, their causes, the
+    rows left out (repeats, reported, designed, substitutes), a line per paper and the false verdicts
+    expected at the stated alpha."""
+    from .stats import ALPHA
+
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
-    causes, elsewhere, earlier = {}, 0, 0
-    for rows in findings(figures).values():
-        status = finding_status(rows)
-        if status not in counts:
+    causes, elsewhere, earlier, per_paper = {}, 0, 0, {}
+    revised_n, changed, fixed = 0, 0, 0
+    for (paper, *_), rows in findings(figures).items():
+        kind, status = _classify(rows, scale)
+        if kind == "reported":
             reported += len(rows)
             continue
-        if not counted(rows):
+        if kind == "designed":
             transposed += 1
             continue
-        cause = finding_cause(rows) if status != "reproduced" else None
-        if cause and cause["kind"] == "substitute":
+        if kind == "substitute":
             substituted += 1
             continue
         counts[status] += 1
+        per_paper.setdefault(paper, dict.fromkeys(VERDICTS, 0))[status] += 1
         repeats += len(rows) - 1
         earlier += bool(_earlier(rows))
+        if revised(rows):
+            revised_n += 1
+            changed += status != finding_status(rows)
+            fixed += all((c.get("revision") or {}).get("counted", {}).get("rule") == "current"
+                         for _, c in rows if c.get("revision"))
         if status != "reproduced":
+            cause = finding_cause(rows)
             kind = cause["kind"] if cause else ("no cause stated" if scale == "paper"
                                                 else "no cause stated (reduced scale; see below)")
             causes[kind] = causes.get(kind, 0) + 1
@@ -244,6 +311,11 @@ def tally(figures: list, scale: str = "paper") -> str:
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
              + (f" ({repeats} rows repeat a finding)." if repeats else "."))
+    if revised_n:
+        text += (f" {revised_n} of these findings are *revised* (their rule was changed after their paper-scale "
+                 f"numbers were seen): the tally counts the verdict under their first rule, except {fixed} whose "
+                 f"revision fixes a named error; for {changed} of them the counted verdict differs from the current "
+                 f"one (both are shown).")
     if earlier:
         text += (f" {earlier} of these verdicts {'was' if earlier == 1 else 'were'} decided under an earlier rule "
                  "(marked \"earlier rule\": records not re-decided since the registry changed the claim).")
@@ -256,11 +328,40 @@ def tally(figures: list, scale: str = "paper") -> str:
         text += (f" {substituted} more rest on a substitute setting (not the paper's, which cannot be had offline) and "
                  "are not counted as failures of the paper.")
     if transposed:
-        text += (f" {transposed} designed claim(s) (a claim tested on another panel, or a claim or condition of ours) "
-                 "are shown but not counted.")
+        text += (f" {transposed} designed claim(s) (a statement or condition of ours, or a claim transposed to another "
+                 "panel) are shown but not counted.")
     if reported:
         text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
+    shared = shared_evidence(figures, scale)
+    if shared:
+        text += (f" {len(shared)} counted findings state an estimate of the same runs as another counted finding "
+                 f"(marked *same runs as*): they are not independent evidence.")
+    decided = counts["reproduced"] + counts["not reproduced"]
+    if decided:
+        text += (f" Each decided finding is wrong with probability at most alpha = {ALPHA:g} (a one-sided test per "
+                 f"comparison; every comparison for *reproduced*, Holm's correction for *not reproduced*), so across "
+                 f"the {decided} decided findings at most about {decided * ALPHA:.2g} false verdicts are expected "
+                 f"(exact checks have none; the timing ratios and the minimal-M fit, decided on point estimates, are "
+                 f"not covered by this bound).")
+    if per_paper:
+        text += "\n\n" + "\n".join(
+            f"- **{paper}**: {sum(c.values())} checked: " + ", ".join(f"{c[k]} {k}" for k in VERDICTS)
+            for paper, c in sorted(per_paper.items(), key=lambda kv: list(PAPERS).index(kv[0])
+                                   if kv[0] in PAPERS else len(PAPERS)))
     return text
+
+
+def shared_evidence(figures: list, scale: str = "paper") -> dict:
+    """{finding key: [labels of the other counted findings]} of the counted findings that state an estimate
+    of the same runs as another (:func:`report_text.intervals`): one piece of evidence under two quotes."""
+    grouped = {k: rows for k, rows in findings(figures).items() if _classify(rows, scale)[0] == "counted"}
+    stated = {k: set().union(*(intervals(c["numbers"]) for _, c in rows)) for k, rows in grouped.items()}
+    out = {}
+    for k, rows in grouped.items():
+        others = [f"{r[0][0]} · {r[0][1]['id']}" for j, r in grouped.items() if j != k and stated[k] & stated[j]]
+        if others:
+            out[k] = others
+    return out
 
 
 def _run_key(run: dict) -> str:
@@ -349,25 +450,61 @@ def _cause_line(cause: dict) -> str:
     return f"**{cause['kind']}**: {cause['why']}"
 
 
+def _deciding_row(rows, status):
+    """The row of a finding whose verdict decided it (the first with the finding's verdict)."""
+    return next(((fid, c) for fid, c in rows if c["status"] == status), rows[0])
+
+
+def verdict_text(rows, scale: str = "paper") -> str:
+    """The summary's verdict: counted verdicts as such, and substitute, designed and reported findings
+    named as what they are (not counted), with a revised finding's first-rule verdict beside."""
+    kind, status = _classify(rows, scale)
+    now = finding_status(rows)
+    if kind == "reported":
+        text = ICON["reported"] + " (not counted)"
+    elif kind == "substitute":
+        text = f"🔁 substitute setting, not counted (its runs: {now})"
+    elif kind == "designed":
+        text = f"🛠 designed, not counted (its runs: {now})"
+    else:
+        text = ICON[now]
+    if revised(rows):
+        notes = [c["revision"] for _, c in rows if c.get("revision")]
+        first = notes[0]["first"]
+        text += f"<br>revised at {', '.join(dict.fromkeys(x for n in notes for x in n['commits']))}"
+        text += f"; first rule ({notes[0]['first_commit']}): {first.get('status') or 'not known'}"
+        if kind == "counted":
+            text += f"; counted: **{status}**" + ("" if status == now or all(
+                n["counted"]["rule"] == "first" for n in notes) else f" ({notes[0]['counted']['rule']})")
+    if all(c.get("added_after") for _, c in rows):       # every row of the finding came after the numbers
+        text += "<br>added after the numbers"
+    return text + _earlier(rows)
+
+
 def summary_table(figures: list, scale: str) -> list:
-    """REPORT.md's first table: per finding, the paper's figure, verdict, cause, the number that
-    decides it and the readings."""
+    """REPORT.md's first table: per finding, the paper's figure, verdict (the counted one, and a revised
+    finding's first-rule verdict), cause, the number that decides it and the readings."""
     grouped = findings(figures)
+    shared = shared_evidence(figures, scale)
     by_id = {f["id"]: f for f in figures}
     out = ["| finding | paper figure | verdict | cause | deciding number | readings |", "|---|---|---|---|---|---|"]
-    for rows in sorted(grouped.values(), key=lambda rs: natural_key(rs[0][0])):
+    for key, rows in sorted(grouped.items(), key=lambda kv: natural_key(kv[1][0][0])):
         fid, c = rows[0]
         status = finding_status(rows)
-        verdict = ICON[status] + ("" if counted(rows) else " (designed, not counted)") + _earlier(rows)
+        dfid, dc = _deciding_row(rows, status)
         cause = finding_cause(rows) if status in ("not reproduced", "inconclusive") else None
         cause_text = "" if status not in ("not reproduced", "inconclusive") else (
-            f"{cause['kind']}: {_short(cause['why'], 120)}" if cause else "not stated")
+            f"{cause['kind']}: {summary_line(cause['why'], dfid)}" if cause else "not stated")
         if cause:
             cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
-        deciding = _short(c.get("decisive") or c["numbers"], 140)
+        deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"],
+                                                   dc.get("bounds")), 220))
+        if len(rows) > 1 and dfid != fid:
+            deciding = f"{dfid}: {deciding}"
         link = f"[{fid} · {c['id']}](#{fid})"
-        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {verdict} | {_cell(cause_text)} | "
-                   f"{_cell(deciding)} | {_cell(_readings_text(c))} |")
+        verdict = verdict_text(rows, scale) + (f"<br>same runs as {', '.join(shared[key])}" if key in shared else "")
+        out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict)} | "
+                   f"{_cell(cause_text)} | {_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
 
 
@@ -417,7 +554,10 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
         ids = [f["id"] for f in figures if f["paper"] == paper]
         if ids:
             out.append(f"- **{paper}** ({PAPERS[paper]}): " + ", ".join(f"[{i}](#{i})" for i in ids))
-    out += ["", HOW_TO_READ, "", HOW_DECIDED, "", HOW_CAUSES, ""]
+    out += ["", HOW_TO_READ, "", HOW_DECIDED, ""]
+    if revised_text(figures):
+        out += [revised_text(figures), ""]
+    out += [HOW_CAUSES, ""]
     if scale != "paper":
         out += [REDUCED_CAUSES, ""]
     for paper in PAPERS:
@@ -448,9 +588,9 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     origin = first[finding_key(paper, f["id"], c)]
                     if origin != f["id"]:
                         note += f" *(the finding of {origin}, counted once)*"
-                    if c.get("finding") is False:
+                    if not counted([(f["id"], c)]):
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]] + _earlier([(f["id"], c)])
+                    status = ICON[c["status"]] + _earlier([(f["id"], c)]) + revision_cell(c)
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
@@ -458,7 +598,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         why = _reading_cause(c, r)
                         status += (f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"
                                    + (f" — cause: {why}" if why else ""))
-                    nums = c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}" for r in c.get("readings", []))
+                    nums = readable(c["numbers"] + "".join(f" ‖ under *{r['label']}*: {r['numbers']}"
+                                                           for r in c.get("readings", [])))
                     out.append(f"| {c['id']}: {text}{note} | {_cell(status)} | {_cell(nums)} |")
                 out.append("")
             else:

@@ -12,6 +12,7 @@ rule report_all:
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale)],
         figures=lambda w: figure_targets(w.scale, built_ids(w.scale)),
         registry=REGISTRY_FILES,  # the causes of the verdicts are read from it
+        history="config/rule_history.yaml",  # revised rules: the first rule's verdicts (decided on the archives)
     output:
         paths.staged("figures/{scale}/REPORT.md"),
     log:
@@ -30,6 +31,7 @@ rule report_all:
 rule report_paper:
     input:
         registry=REGISTRY_FILES,
+        history="config/rule_history.yaml",
         records=lambda w: [paths.record_file(w.scale, i) for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper],
         figures=lambda w: figure_targets(w.scale, [i for i in built_ids(w.scale) if REGISTRY[i]["paper"] == w.paper]),
     output:
