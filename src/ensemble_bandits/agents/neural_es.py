@@ -108,7 +108,7 @@ SEED_BLOCK = 10            # seeds computed together when batched (fixed, aligne
 NN_STEP_S = 3e-4           # per GD step and batch: the step's torch calls (per seed with seed_by_seed)
 NN_MAC_S = 8e-11           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
 NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths (structured: K (N^2 + N p_D + p_D^2))
-NN_MATRIX_S = 3e-8         # per seed and entry of U^-1 rewritten by the rank-one update (d'^2; d' diagonal)
+NN_MATRIX_S = 1e-8         # per seed and entry of U^-1 in the rank-one step (two passes: d'^2; d' diagonal)
 NN_ROW_MAC_S = 3.5e-11     # per seed and multiply-add of a GD step over the history rows (contexts)
 
 
