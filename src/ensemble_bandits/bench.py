@@ -161,14 +161,14 @@ def shared_cells(n: int, horizon: int) -> list:
     return [{"env": SHARED_ENV, "agent": a, "horizon": horizon} for a in agents]
 
 
-def _round_time(rounds_played, skip: int, rounds: int) -> float:
-    """Wall time of ``rounds`` rounds of a round loop, after ``skip`` untimed ones."""
+def _round_time(rounds_played, skip: int, rounds: int, clock=time.perf_counter) -> float:
+    """Wall time (or ``clock``'s) of ``rounds`` rounds of a round loop, after ``skip`` untimed ones."""
     for _ in range(skip):
         next(rounds_played)
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(rounds):
         next(rounds_played)
-    return time.perf_counter() - t0
+    return clock() - t0
 
 
 def shared_per_round(group: int, seeds: int, rounds: int = 20, score_bytes: int | None = None,
@@ -318,14 +318,15 @@ ENSEMBLE_PP_NEURAL = {"name": "ensemble_pp_neural", "M": 8, "reference": "sphere
 NEURAL_ES = {"name": "neural_es", "m": 10, "lam": 1, "scale": 0.1, "L": 3, "N": 20}           # glmes-fig1e
 
 
-def ms_per_round(env_spec: dict, agent_spec: dict, seeds: int, rounds: int, skip: int, repeats: int = 3) -> float:
-    """Wall milliseconds per round of the whole batch: rounds skip+1 .. skip+rounds, the median of
-    ``repeats`` fresh runs (set-up and the first ``skip`` rounds not timed)."""
+def ms_per_round(env_spec: dict, agent_spec: dict, seeds: int, rounds: int, skip: int, repeats: int = 3,
+                 clock=time.perf_counter) -> float:
+    """Wall milliseconds (or ``clock``'s) per round of the whole batch: rounds skip+1 .. skip+rounds, the
+    median of ``repeats`` fresh runs (set-up and the first ``skip`` rounds not timed)."""
     ids, T = list(range(seeds)), skip + rounds
     walls = []
     for _ in range(repeats):
         env = make_env(env_spec, ids)
-        walls.append(_round_time(play(env, make_agent(agent_spec, env.setting, ids, T), T), skip, rounds))
+        walls.append(_round_time(play(env, make_agent(agent_spec, env.setting, ids, T), T), skip, rounds, clock))
     return 1e3 * statistics.median(walls) / rounds
 
 
@@ -479,7 +480,7 @@ def round_products(cell: dict, seeds: int, skip: int) -> list:
     return calls
 
 
-def products_ms(calls: list, device: str = "cpu", repeats: int = 20) -> float:
+def products_ms(calls: list, device: str = "cpu", repeats: int = 20, clock=time.perf_counter) -> float:
     """Milliseconds of the products ``calls`` (:func:`round_products`) alone, each on random tensors of its
     recorded shapes and strides (a transposed or broadcast operand stays so): the best of ``repeats``
     passes over all of them.  The products' own floor at their shapes, against the limit's one large
@@ -496,12 +497,12 @@ def products_ms(calls: list, device: str = "cpu", repeats: int = 20) -> float:
     ready = [(func, [operand(a) for a in args], kwargs) for func, args, kwargs in calls]
     best = float("inf")
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         for func, args, kwargs in ready:
             func(*args, **kwargs)
         if device != "cpu":
             torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return 1e3 * best
 
 
@@ -608,19 +609,22 @@ def product_flops(calls: list) -> dict:
 
 def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: int = 2):
     """Section 11: the glmes neural agents on their fixed arm sets (the paper-scale cells of
-    :data:`GLMES_FIXED_ARM`), one block of ``seeds`` batched: microseconds per seed-round, the round's
-    matrix-product flops per seed (float32 networks, float64 widths and U^-1), the limit (those flops at
-    this machine's single-thread fp32 and fp64 matmul rates, measured now) and the ratio of the two."""
+    :data:`GLMES_FIXED_ARM`), one block of ``seeds`` batched: CPU microseconds per seed-round (process
+    time on the CPU: the paper runs share the cores), the round's matrix-product flops per seed (float32 networks,
+    float64 widths and U^-1), the limit (those flops at this machine's single-thread fp32 and fp64
+    matmul rates, measured now), the ratio of the two, and the round's products alone at their own
+    shapes (:func:`products_ms`: what small batched products cost over the limit's large one)."""
     import torch
 
     torch.set_num_threads(1)
     rates = {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
     print(f"\n11. glmes neural agents on fixed arm sets, {device} (torch {torch.__version__}, 1 thread), {seeds} seeds "
-          f"batched (the default: fixed seed blocks), rounds {skip + 1}-{skip + rounds} timed (a round's work is flat in t); "
-          f"limit = the round's product flops at the matmul rates measured now, fp32 {rates[torch.float32] / 1e9:.1f} and "
-          f"fp64 {rates[torch.float64] / 1e9:.1f} GFLOP/s", flush=True)
+          f"batched (the default: fixed seed blocks), CPU time of rounds {skip + 1}-{skip + rounds} (a round's work is "
+          f"flat in t); limit = the round's product flops at the matmul rates measured now (256 x 256, best of 30), "
+          f"fp32 {rates[torch.float32] / 1e9:.1f} and fp64 {rates[torch.float64] / 1e9:.1f} GFLOP/s; mm = the round's "
+          f"products alone at their shapes", flush=True)
     print(f"   {'figure':12s} {'curve':18s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} {'limit us':>9s} "
-          f"{'ratio':>6s}", flush=True)
+          f"{'ratio':>6s} {'mm us':>7s} {'mm/limit':>8s}", flush=True)
     entries, seen = registry.load_registry(), set()
     for fid in GLMES_FIXED_ARM:
         fig = registry.resolve(entries[fid], "paper", {})
@@ -629,12 +633,16 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
             if "agent" not in cell or s["key"] in seen:
                 continue
             seen.add(s["key"])
-            us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1) / seeds
-            flops = product_flops(round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip))
+            clock = time.process_time if device == "cpu" else time.perf_counter   # CPU time: the cores are shared
+            us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1,
+                                    clock=clock) / seeds
+            calls = round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip)
+            flops = product_flops(calls)
             f32, f64 = (flops.get(t, 0.0) / seeds for t in (torch.float32, torch.float64))
             limit = 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+            mm = 1e3 * products_ms(calls, device, repeats=3, clock=clock) / seeds
             print(f"   {fid:12s} {s['curve'][:18]:18s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
-                  f"{us / limit:6.2f}", flush=True)
+                  f"{us / limit:6.2f} {mm:7.0f} {mm / limit:8.2f}", flush=True)
 
 
 def main(argv=None):
