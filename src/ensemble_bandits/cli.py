@@ -21,6 +21,7 @@ import time
 
 from . import ALGORITHMS_VERSION, costs, paths, registry
 from .aggregate import CacheError
+from .atomic import NotAFileError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -718,7 +719,7 @@ def main(argv=None):
         args.fn(args)
     except CacheError as err:
         raise SystemExit(f"{args.cmd}: {err}{_rebuild_hint(args)}") from None
-    except (registry.RegistryError, DataError) as err:
+    except (registry.RegistryError, DataError, NotAFileError) as err:
         raise SystemExit(f"{args.cmd}: {err}") from None
 
 
