@@ -407,6 +407,16 @@ def algorithms_stamp(w):
     return f"{runner.algorithms_stamp(c)}; timing: median of {runner.timing_repeats(c)} runs per seed, run alone"
 
 
+# The whole registry is resolved and checked here, while the workflow is parsed, at the configured
+# scale and at each scale a target names: an error in any entry stops the run before any job, with
+# one line.  In an input function it would stop only runs that need an unbuilt file: Snakemake takes
+# an existing output whose producer's input function raises for a source, and says "Nothing to be
+# done", so an edit to an already-built figure's entry would be ignored.
+for _scale in dict.fromkeys([SCALE, *(s for s, _ in requested_figures())]):
+    for _fid in ALL_IDS:
+        figure(_scale, _fid)
+
+
 # Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says
 # `shared_pass: true` are played in groups that share an environment spec and horizon, one job per
 # (group, seed block) writing every cell's run file (simulate.smk).  A cell's run file has the same
