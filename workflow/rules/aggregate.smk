@@ -93,6 +93,7 @@ rule claims:
     input:
         figure=paths.figure_file("{scale}", "{paper}-{fig}"),
         table="results/{scale}/tables/{paper}-{fig}.parquet",
+        archive=paths.staged_archive("{scale}", "{paper}-{fig}"),
     output:
         json=paths.claims_file("{scale}", "{paper}-{fig}"),
         rst="results/{scale}/claims/{paper}-{fig}.rst",
@@ -107,4 +108,4 @@ rule claims:
         logged=LOGGED,
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli claims --figure {input.figure} --table {input.table} "
-        "--json {output.json} --rst {output.rst} --record {output.record}"
+        "--json {output.json} --rst {output.rst} --record {output.record} --archive {input.archive}"
