@@ -417,6 +417,16 @@ for _scale in dict.fromkeys([SCALE, *(s for s, _ in requested_figures())]):
         figure(_scale, _fid)
 
 
+# `--delete-all-output` deletes every output of the jobs of its targets, whatever their flags (write
+# protection does not stop root): refused when those reach the committed paper results.
+if "--delete-all-output" in sys.argv[1:] and "paper" in {SCALE, *(s for s, _ in requested_figures())}:
+    raise WorkflowError(
+        "--delete-all-output would delete the committed paper results under figures/paper/ (records, archives, "
+        "figures, REPORT.md); nothing was deleted. To clear the paper-scale caches delete results/paper/; to "
+        "delete another scale's outputs name it (--config scale=smoke)"
+    )
+
+
 # Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says
 # `shared_pass: true` are played in groups that share an environment spec and horizon, one job per
 # (group, seed block) writing every cell's run file (simulate.smk).  A cell's run file has the same
