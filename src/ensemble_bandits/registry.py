@@ -169,7 +169,9 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
             err = jsonschema.exceptions.best_match(validator.iter_errors(entry))   # as jsonschema.validate
             if err is not None:
                 where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
-                raise RegistryError(f"{path}: figure {fid!r}, key {where}: {shown(err.message, 300)}") from None
+                message = err.message.replace(repr(err.instance), shown(repr(err.instance))) \
+                    if isinstance(err.instance, str) else err.message          # a pasted page stays one line
+                raise RegistryError(f"{path}: figure {fid!r}, key {where}: {shown(message, 400)}") from None
             bad = non_finite(entry)
             if bad is not None:
                 raise RegistryError(f"{path}: figure {fid!r}, key {bad[0]}: {bad[1]} is not allowed: a finite number")
