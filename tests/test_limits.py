@@ -170,6 +170,16 @@ def test_values_two_curves_of_one_label_in_a_panel_are_refused(tmp_path):
         registry.resolve(entries["lines-x"], "paper", {})
 
 
+def test_values_two_readings_of_one_label_on_one_curve_are_refused(tmp_path):
+    readings = ("  readings:\n"
+                "    r1: {label: code, says: s, curves: [A], agent: {prior_var: 2.0}}\n"
+                "    r2: {label: code, says: s, curves: [A], agent: {prior_var: 3.0}}\n")
+    entries = one_figure(tmp_path, ENTRY + readings)
+    with pytest.raises(RegistryError, match=r"figure 'lines-x', panel 'p', curve 'A \[code\]': two curves of the panel "
+                                            r"have this label"):
+        registry.resolve(entries["lines-x"], "paper", {})
+
+
 def test_values_two_panels_of_one_label_are_refused(tmp_path):
     text = ENTRY.replace("  curves:", "    - {label: p, env: {name: sphere_gaussian, d: 5, n_arms: 4}}\n  curves:")
     entries = one_figure(tmp_path, text)

@@ -329,7 +329,7 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
     if twice:
         raise RegistryError(f"figure {fid!r}: panel label {twice[0]} given to more than one panel at scale {scale}; "
                             "a label names one panel (their rows would be merged)")
-    series, pairs = [], set()
+    series = []
     labels = [[] for _ in curves]                          # per curve template, its labels in the panels
     for panel, (i, curve) in itertools.product(panels, enumerate(curves)):
         if curve.get("panels") and panel["label"] not in curve["panels"]:
@@ -337,12 +337,6 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
         curve = substitute(curve, panel["vars"])          # curves may use panel grid variables
         labels[i].append(curve["label"])
         where = f"figure {fid!r}, panel {panel['label']!r}, curve {curve['label']!r}"
-        point = (panel["label"], curve["label"], _vars({"vars": {**panel["vars"], **curve["vars"]}}))
-        if point in pairs:      # one label over a grid is one curve; two templates of one label are not
-            raise RegistryError(f"{where}: two curves of the panel have this label"
-                                f"{' at ' + point[2] if point[2] != '{}' else ''}; a label names one curve "
-                                "(their rows would be merged)")
-        pairs.add(point)
         # a curve or panel may ask for fewer seeds / rounds than the figure; scale caps still apply
         horizon = min(_horizon(curve.get("horizon", panel.get("horizon", s["horizon"])), where), s["horizon"])
         if "experiment" in curve:
@@ -356,12 +350,27 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
                        "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
                        "key": cell_key(cell)})
     extra = reading_series(entry, series, cell_key)
+    _one_curve_per_label(fid, series + extra)
     waiting = reading_series(entry, series, cell_key, pending=True)   # run by key, drawn once not pending
     curves = _unique([*(lab for labs in labels for lab in labs), *(x["curve"] for x in extra)])
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
             "panels": _unique(p["label"] for p in panels), "curves": curves,
             "series": series + extra, **({"pending_curves": pending} if pending else {}),
             **({"pending_series": waiting} if waiting else {})}
+
+
+def _one_curve_per_label(fid: str, series: list) -> None:
+    """RegistryError if two series of a panel carry one curve label at one grid point (two curve
+    templates, or a reading's curve, of one label): their rows would be merged into one curve.  One
+    label over a grid is one curve."""
+    seen = set()
+    for s in series:
+        point = (s["panel"], s["curve"], _vars(s))
+        if point in seen:
+            at = f" at {point[2]}" if point[2] != "{}" else ""
+            raise RegistryError(f"figure {fid!r}, panel {s['panel']!r}, curve {s['curve']!r}: two curves of the panel "
+                                f"have this label{at}; a label names one curve (their rows would be merged)")
+        seen.add(point)
 
 
 def _vars(item: dict) -> str:
