@@ -170,3 +170,32 @@ def test_a_damaged_staged_file_names_the_committed_path(staged, final):
     hint = paths.restore_hint(staged)
     assert f"{final} is as it was; `git checkout -- {final}` restores the committed one" in hint
     assert f"git checkout -- {staged}" not in hint
+
+
+@pytest.mark.workflow
+def test_a_damaged_archive_blocks_only_its_own_figure_in_the_workflow(tmp_path):
+    """Damaged metadata in epp-fig8a's committed archive: lines-gauss-ts still plans its redraw from its
+    own archive (no simulation); epp-fig8a's redraw fails naming the file, in one line, before any job."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT, copy_project
+
+    root = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", root / "figures" / "paper")
+    bad = root / paths.archive_file("paper", "epp-fig8a")
+    table = pq.read_table(bad)
+    pq.write_table(table.replace_schema_metadata({archive.META_KEY: b"{damaged"}), bad)
+    for fid in ("lines-gauss-ts", "epp-fig8a"):
+        (root / f"figures/paper/{fid}.png").unlink()
+
+    def dry_run(fid):
+        res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", f"figures/paper/{fid}.png",
+                              "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=600)
+        return res.returncode, res.stdout + res.stderr
+
+    rc, out = dry_run("lines-gauss-ts")
+    assert rc == 0 and "aggregate" in out and "simulate" not in out, out[-3000:]
+    rc, out = dry_run("epp-fig8a")
+    assert rc != 0 and f"archive {paths.archive_file('paper', 'epp-fig8a')} has damaged metadata" in out, out[-3000:]
+    assert "JSONDecodeError" not in out
