@@ -140,6 +140,12 @@ def test_values_nan_and_infinity_are_refused_for_every_hyper_parameter(spec, key
         runner.check_cell({**spec, "horizon": 10})
 
 
+@pytest.mark.parametrize("horizon, allowed", [(float("nan"), "a finite number"), (0, "at least 1"), (2.5, "an integer")])
+def test_values_a_cells_horizon_is_a_finite_integer_from_one(horizon, allowed):
+    with pytest.raises(ValueError, match=rf"cell: hyper-parameter horizon = {horizon} is not allowed: {allowed}"):
+        runner.check_cell({"env": ENV, "agent": {"name": "lints"}, "horizon": horizon})
+
+
 @pytest.mark.parametrize("old, new, key", [
     ("noise_sd: 0.5}", "noise_sd: .nan}", "panels/0/env/noise_sd: nan"),
     ("seeds: 3", "seeds: 3\n  paper_values: [{label: l, quote: q, x: 1, y: .inf}]", "paper_values/0/y: inf"),

@@ -173,6 +173,24 @@ def test_a_damaged_staged_file_names_the_committed_path(staged, final):
 
 
 @pytest.mark.workflow
+def test_a_redraw_from_committed_archives_announces_no_simulation_cost(tmp_path):
+    """epp-fig3a's archive holds every cell: its redraw plans no simulation and prints no cost notice."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT, copy_project
+
+    root = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", root / "figures" / "paper")
+    (root / "figures/paper/epp-fig3a.png").unlink()
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "figures/paper/epp-fig3a.png",
+                          "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "aggregate" in out and "simulate" not in out, out[-3000:]
+    assert "Estimated cost of this run" not in out, out[-3000:]
+
+
+@pytest.mark.workflow
 def test_a_damaged_archive_blocks_only_its_own_figure_in_the_workflow(tmp_path):
     """Damaged metadata in epp-fig8a's committed archive: lines-gauss-ts still plans its redraw from its
     own archive (no simulation); epp-fig8a's redraw fails naming the file, in one line, before any job."""

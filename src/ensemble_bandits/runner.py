@@ -122,6 +122,7 @@ def check_cell(cell: dict) -> None:
         cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
         _checked("environment", ENVIRONMENTS, agent.get("env", {}), 1)
     else:
+        check_value("cell", "horizon", cell.get("horizon"), 1, (1, None, True))     # rounds: an integer, at least 1
         env_cls, _ = _checked("environment", ENVIRONMENTS, cell["env"], 1)
         cls, _ = _checked("agent", AGENTS, cell["agent"], 3)
         agent = cell["agent"]

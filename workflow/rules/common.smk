@@ -294,14 +294,21 @@ def requested_figures():
 
 
 def announce_cost():
-    """Once, while the DAG is built: when the simulations the requested targets still need are
-    estimated above costs.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count (not for
+    """Once, while the DAG is built: when the simulations the requested targets still need (neither
+    run files present nor cells a committed archive supplies) are estimated above costs.COST_NOTICE_S
+    (1 CPU-hour), print their CPU time and job count (not for
     --report, which runs nothing)."""
     if _COST_NOTICE or REPORTING:
         return
     _COST_NOTICE.append(True)
-    figs = [figure(scale, fid) for scale, fid in requested_figures()]
-    notice = costs.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
+    wanted = requested_figures()
+    figs = [figure(scale, fid) for scale, fid in wanted]
+    archived = set().union(*(archived_cells(scale, fid) for scale, fid in wanted))
+    notice = costs.cost_notice(
+        figs,
+        config["seeds_per_job"],
+        exists=lambda run: os.path.exists(run) or (Path(run).parts[1], paths.run_key(run)) in archived,
+    )
     if notice:
         print(notice, file=sys.stderr, flush=True)
 
@@ -322,6 +329,15 @@ def archive_sources(scale, fid):
         return tuple(archive.committed_sources(figure(scale, fid), scale))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
+
+
+def archived_cells(scale, fid):
+    """{(scale, key)} of the cells of ``fid`` that committed archives supply (none where its own
+    archive is damaged: its aggregate job's input says so)."""
+    try:
+        return {(scale, k) for _, keys in archive_sources(scale, fid) for k in keys}
+    except WorkflowError:
+        return set()
 
 
 def simulation_runs(w):
