@@ -225,6 +225,8 @@ def claim(fn, **args):
     ("similar", {"a": "A", "b": "B", "report_only": 1}, "argument report_only = 1 is not allowed: true or false"),
     ("fraction_at_least", {"column": "c", "threshold": 0.1, "curves": ["A"], "t_min": 2.5},
      "argument t_min = 2.5 is not allowed: an integer at least 0"),
+    ("slope_at_most", {"x": "t", "max_slope": 0.5, "curves": []}, "argument curves = [] is not allowed: a non-empty list"),
+    ("similar", {"a": "A", "b": "B", "panels": []}, "argument panels = [] is not allowed: a non-empty list"),
 ])
 def test_values_claim_arguments_are_typed_finite_and_ranged(fn, args, message):
     with pytest.raises(ClaimError) as err:

@@ -78,6 +78,9 @@ def check_args(where: str, fn: str, args: dict) -> None:
         if bad is not None:
             at = f"{name}/{bad[0]}" if bad[0] else name
             raise ClaimError(f"{where}: check {fn!r}: argument {at} = {bad[1]!r} is not allowed: a finite number")
+        if value == [] and (name == "panels" or name in getattr(CHECKS[fn], "curve_args", ())):
+            raise ClaimError(f"{where}: check {fn!r}: argument {name} = [] is not allowed: a non-empty list (an empty "
+                             "one would decide the claim on nothing)")
         kind = _kind_of(fn, name)
         if kind is not None and value is not None and not kind[1](value):
             raise ClaimError(f"{where}: check {fn!r}: argument {name} = {value!r} is not allowed: {kind[0]}")
