@@ -206,7 +206,10 @@ def record_claims_rst(w) -> str:
         return ""
     from ensemble_bandits.report import claims_rst, read_record
 
-    return claims_rst(fid, read_record(path)["claims"])
+    try:
+        return claims_rst(fid, read_record(path)["claims"])
+    except ValueError as err:  # a damaged or edited record: one line naming it, not a traceback
+        raise WorkflowError(str(err))
 
 
 def built_figures(scale, ids):
