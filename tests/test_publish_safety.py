@@ -110,4 +110,9 @@ def test_delete_all_output_is_refused_where_it_reaches_committed_files(project):
         assert proc.returncode != 0, out[-3000:]
         assert "--delete-all-output would delete the committed paper results under figures/paper/" in out, out[-3000:]
         assert "Deleting" not in out
+    # a committed file named as a target, at the configured scale (default): refused too
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--delete-all-output", "--dry-run",
+                          paths.record_file("paper", FID)], cwd=project, capture_output=True, text=True, timeout=600)
+    assert "--delete-all-output would delete the committed paper results" in res.stdout + res.stderr
+    assert "Would delete" not in res.stdout + res.stderr
     assert committed_bytes(project) == before

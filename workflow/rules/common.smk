@@ -438,7 +438,15 @@ for _scale in dict.fromkeys([SCALE, *(s for s, _ in requested_figures())]):
 
 # `--delete-all-output` deletes every output of the jobs of its targets, whatever their flags (write
 # protection does not stop root): refused when those reach the committed paper results.
-if "--delete-all-output" in sys.argv[1:] and "paper" in {SCALE, *(s for s, _ in requested_figures())}:
+def reaches_paper(words):
+    """Whether a command line's targets (or its configured scale) reach paper-scale files."""
+    paths_named = [os.path.normpath(w).split(os.sep)[:2] for w in words if not w.startswith("-")]
+    return "paper" in {SCALE, *(s for s, _ in requested_figures())} or any(
+        p[0] in ("figures", "results") and p[1:] == ["paper"] for p in paths_named
+    )
+
+
+if "--delete-all-output" in sys.argv[1:] and reaches_paper(sys.argv[1:]):
     raise WorkflowError(
         "--delete-all-output would delete the committed paper results under figures/paper/ (records, archives, "
         "figures, REPORT.md); nothing was deleted. To clear the paper-scale caches delete results/paper/; to "
