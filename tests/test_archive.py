@@ -73,7 +73,7 @@ def test_a_file_that_is_not_this_figures_archive_is_refused(tmp_path):
     with pytest.raises(archive.ArchiveError, match="is of figure 'lines-x', not 'lines-y'"):
         archive.read_meta(path, "lines-y")
     path.write_bytes(b"garbage")
-    with pytest.raises(archive.ArchiveError, match=r"is unreadable .* restore it with `git checkout -- "):
+    with pytest.raises(archive.ArchiveError, match=r"is unreadable .* restore the committed file with `git checkout -- "):
         archive.read_meta(path, "lines-x")
 
 
@@ -99,7 +99,7 @@ def test_a_cell_missing_from_the_figures_archive_is_taken_from_another_figures(t
     own["series"].append(dict(own["series"][0], key="bbbbbbbbbbbb", curve="B"))
     other = {**_fig(), "id": "lines-y", "entry": {"id": "lines-y"}}
     other["series"] = [dict(own["series"][0], key="bbbbbbbbbbbb"), dict(own["series"][0], key="cccccccccccc")]
-    rows = {k: archive.reduce_runs(_runs(3, rounds=(10, 20 + i)), "full") for i, k in enumerate("abc")}
+    rows = {k: archive.reduce_runs(_runs(3, rounds=(10 + i, 30)), "full") for i, k in enumerate("abc")}
     mine, theirs = tmp_path / "lines-x.parquet", tmp_path / "lines-y.parquet"
     archive.write_archive(own | {"series": own["series"][:1]}, {"aaaaaaaaaaaa": rows["a"]}, mine)
     archive.write_archive(other, {"bbbbbbbbbbbb": rows["b"], "cccccccccccc": rows["c"]}, theirs)
@@ -157,4 +157,6 @@ def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_pa
     for p, data in committed.items():
         assert (project / p).read_bytes() == data, p
     again = json.loads((project / paths.record_file("paper", fid)).read_text())
-    assert {k: v for k, v in again.items() if k != "run"} == {k: v for k, v in record.items() if k != "run"}
+    stamps = ("run", "sha256", "archive_sha256")       # the run, and the hashes a record carries since it has them
+    assert {k: v for k, v in again.items() if k not in stamps} == {k: v for k, v in record.items() if k not in stamps}
+    assert again["archive_sha256"] == archive.content_sha256(project / paths.archive_file("paper", fid))

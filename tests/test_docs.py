@@ -233,3 +233,29 @@ def test_reliability_page_lists_every_bad_input():
         row = next((ln for ln in section.splitlines() if ln.startswith(f"| {case} |")), None)
         assert row is not None, f"docs/reliability.md lacks the case {case!r}"
         assert given in row and message.replace("|", "\\|") in row, (case, row)
+
+
+# Tests of those files that guard valid input (it must stay accepted), not a failure case
+VALID_GUARDS = {
+    "test_limits_anchors_aliases_and_merge_keys_of_the_real_registry_still_load",
+    "test_limits_the_writer_still_replaces_a_file_and_a_link_to_a_file",
+    "test_values_one_label_over_a_grid_stays_one_curve",
+    "test_values_one_curve_at_two_grid_points_is_not_a_self_comparison",
+    "test_values_every_claim_of_the_real_registry_passes_the_argument_checks",
+    "test_the_content_hash_does_not_depend_on_the_parquet_writer",
+    "test_the_untouched_built_figure_has_nothing_to_do_for_its_file",
+}
+CLASS_TESTS = ("test_limits.py", "test_eager_registry.py", "test_verified_reads.py", "test_publish_safety.py")
+
+
+def test_reliability_page_lists_every_case_of_the_new_classes_and_counts_them():
+    """Each failure case of the tests of the five newer classes is a row of docs/reliability.md that
+    names it, each named test exists, and the count the page states is its number of rows."""
+    section = _text(ROOT / "docs" / "reliability.md").split("## Values that look valid", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ") and not ln.startswith("| class |")]
+    listed = set(re.findall(r"`(test_[a-z_]+\.py)::(test_[a-z0-9_]+)`", section))
+    defined = {(name, fn) for name in CLASS_TESTS
+               for fn in re.findall(r"^def (test_[a-z0-9_]+)\(", _text(ROOT / "tests" / name), re.M)}
+    assert listed <= defined, sorted(listed - defined)
+    assert {fn for _, fn in defined - listed} <= VALID_GUARDS, sorted(defined - listed)
+    assert f"The {len(rows)} cases below" in section

@@ -96,10 +96,10 @@ def _resolved(fid="phe-fig1", series=True):
 def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: now.")
     old = report.make_record(_resolved("phe-fig1"), [_claim("c1", "q", "reproduced")], run=RUN)
-    report.write_record(old, tmp_path / "old.json")
+    report.write_record(old, tmp_path / "phe-fig1.json")
     new = report.make_record(_resolved("phe-tab1", series=False), [])
     assert new["run"]["algorithms"] == report.ALGORITHMS_VERSION and new["seeds"] is None
-    figures = [report.read_record(tmp_path / "old.json"), new]
+    figures = [report.read_record(tmp_path / "phe-fig1.json"), new]
     md = report.report_markdown("paper", figures)
     assert "Assembled from the records of runs at 2 commits (`figures/paper/records/`" in md
     assert "commit abc1234 (algorithms v2): 1 figure; commit " in md

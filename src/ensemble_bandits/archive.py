@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from .paths import restore_hint
+
 FORMAT = 1
 META_KEY = b"ensemble_bandits.archive"
 MODES = ("full", "finals")
@@ -107,16 +109,28 @@ def read_meta(path, fid: str | None) -> dict:
     try:
         raw = (pq.read_schema(path).metadata or {}).get(META_KEY)
     except Exception as err:  # noqa: BLE001 - any failure to read means a damaged file
-        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); restore it with "
-                           f"`git checkout -- {path}`") from None
+        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); {restore_hint(path)}") \
+            from None
     if raw is None:
         raise ArchiveError(f"{path} is not an archive of this project (no {META_KEY.decode()} metadata)")
-    meta = json.loads(raw)
+    try:
+        meta = json.loads(raw)
+    except ValueError as err:
+        raise ArchiveError(f"archive {path} has damaged metadata ({err}); {restore_hint(path)}") from None
+    if not isinstance(meta, dict) or not _cells_ok(meta.get("cells")):
+        raise ArchiveError(f"archive {path} has damaged metadata (not a mapping of cells to their seed counts and "
+                           f"algorithms versions); {restore_hint(path)}")
     if meta.get("format") != FORMAT:
         raise ArchiveError(f"archive {path} has format {meta.get('format')!r}; this version reads format {FORMAT}")
     if fid is not None and meta.get("figure") != fid:
         raise ArchiveError(f"archive {path} is of figure {meta.get('figure')!r}, not {fid!r}")
     return meta
+
+
+def _cells_ok(cells) -> bool:
+    return isinstance(cells, dict) and all(
+        isinstance(c, dict) and isinstance(c.get("seeds"), int) and not isinstance(c["seeds"], bool)
+        and c["seeds"] >= 1 and isinstance(c.get("algorithms"), str) for c in cells.values())
 
 
 def usable_keys(path, fig: dict, any_figure: bool = False) -> list:
@@ -137,22 +151,98 @@ def read_cells(path, fig: dict, keys, any_figure: bool = False) -> dict:
     ``any_figure``: the archive may be another figure's."""
     import pandas as pd
 
-    read_meta(path, None if any_figure else fig["id"])
+    meta = read_meta(path, None if any_figure else fig["id"])
+    matches_record(path, meta)
     try:
         df = pd.read_parquet(path, filters=[("key", "in", list(keys))]) if keys else None
     except Exception as err:  # noqa: BLE001
-        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); restore it with "
-                           f"`git checkout -- {path}`") from None
+        raise ArchiveError(f"archive {path} is unreadable ({type(err).__name__}: {err}); {restore_hint(path)}") \
+            from None
     cells, out = cells_of(fig), {}
+    spec = {s["key"]: s["cell"] for s in fig.get("series", [])}
     for key in keys:
-        rows = df[(df["key"] == key) & (df["seed"] < cells[key]["seeds"])].drop(columns="key")
-        rows = rows.reset_index(drop=True)
-        seeds = set(rows["seed"].tolist())
-        if seeds != set(range(cells[key]["seeds"])):
-            raise ArchiveError(f"archive {path}: cell {key} holds {len(seeds)} seeds, the metadata says "
-                               f"{cells[key]['seeds']}; restore it with `git checkout -- {path}`")
-        out[key] = rows
+        rows = df[df["key"] == key].drop(columns="key").reset_index(drop=True)
+        check_rows(path, key, rows, meta["cells"][key]["seeds"], spec[key], meta.get("mode", "full"))
+        out[key] = rows[rows["seed"] < cells[key]["seeds"]].reset_index(drop=True)
     return out
+
+
+REQUIRED = ("seed", "t", "regret")
+
+
+def check_rows(path, key: str, rows, seeds: int, cell: dict, mode: str) -> None:
+    """ArchiveError naming ``path`` and the cell unless its rows are what its metadata says: seeds
+    0..``seeds``-1, one row per seed and checkpoint, the same checkpoints for every seed, the last at
+    the cell's horizon (only that one for ``finals``), and finite numbers (a column of another cell,
+    all empty here, aside)."""
+    import numpy as np
+
+    def fail(what):
+        raise ArchiveError(f"archive {path}: cell {key} {what}; {restore_hint(path)}")
+
+    required = REQUIRED[:2] if "experiment" in cell else REQUIRED       # an experiment's regret: its own columns
+    for col in rows.columns:
+        values = rows[col].to_numpy()
+        if values.dtype.kind == "f" and not np.isfinite(values).all():
+            if col in required or not np.isnan(values).all():
+                fail(f"has {int((~np.isfinite(values)).sum())} NaN or infinite value(s) in column {col}")
+    present = sorted(set(rows["seed"].tolist()))
+    if present != list(range(seeds)):
+        fail(f"holds seeds {_span(present)}, its metadata says {seeds} (0..{seeds - 1})")
+    if rows.duplicated(["seed", "t"]).any():
+        fail(f"has {int(rows.duplicated(['seed', 't']).sum())} duplicated (seed, t) row(s)")
+    per_seed = rows.groupby("seed")["t"].apply(lambda t: tuple(sorted(t)))
+    horizon = int((cell["experiment"] if "experiment" in cell else cell).get("horizon", 0))
+    first = per_seed.iloc[0]
+    if first[-1:] != (horizon,) or (mode == "finals" and len(first) != 1):
+        fail(f"lacks its last checkpoint: seed {per_seed.index[0]} has the rounds {_span(list(first))}, the cell's "
+             f"horizon is {horizon}")
+    wrong = [int(seed) for seed, ts in per_seed.items() if ts != first]
+    if wrong:
+        fail(f"has other checkpoints for {len(wrong)} seed(s) than for seed {per_seed.index[0]} (first: seed "
+             f"{wrong[0]}): every seed has every checkpoint")
+
+
+def _span(values: list) -> str:
+    return "none" if not values else f"[{', '.join(map(str, values))}]" if len(values) <= 6 else \
+        f"[{values[0]}, {values[1]}, ..., {values[-1]}] ({len(values)})"
+
+
+def content_sha256(path) -> str:
+    """SHA-256 of what an archive holds, not of its bytes (another parquet writer gives the same
+    hash): its metadata, then per column (by name) its name, type and values."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    digest = hashlib.sha256(json.dumps(json.loads(table.schema.metadata[META_KEY]), sort_keys=True).encode())
+    for name in sorted(table.column_names):
+        column = table.column(name)
+        digest.update(f"\0{name}\0{column.type}\0".encode())
+        values = column.to_numpy(zero_copy_only=False)
+        digest.update(values.tobytes() if values.dtype.kind in "biuf" else "\0".join(map(str, values)).encode())
+    return digest.hexdigest()
+
+
+def record_of(path, meta: dict) -> str:
+    """The record beside a committed archive (figures/<scale>/records/<figure>.json)."""
+    return os.path.join(os.path.dirname(os.path.dirname(str(path))), "records", f"{meta['figure']}.json")
+
+
+def matches_record(path, meta: dict) -> None:
+    """ArchiveError naming both files unless the archive's content hash is the one its figure's
+    record states (a record written before records carried it, or none, is not compared)."""
+    record = record_of(path, meta)
+    try:
+        with open(record, encoding="utf-8") as fh:
+            want = json.load(fh).get("archive_sha256")
+    except (OSError, ValueError, AttributeError):
+        return                   # no record yet, or a damaged one: the report job names it
+    got = content_sha256(path)
+    if want and want != got:
+        raise ArchiveError(f"archive {path} does not match its record {record} (content SHA-256 {got[:16]}..., the "
+                           f"record says {want[:16]}...): restore both with `git checkout -- {path} {record}`")
 
 
 def committed(folder, fid: str) -> list:

@@ -7,6 +7,7 @@ module level, so a simulation job that writes its run file starts fast."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -18,6 +19,7 @@ def atomic_write(path, write, suffix: str = ".tmp") -> str:
     pass the target's own suffix.
     """
     path = Path(path)
+    refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
@@ -32,6 +34,26 @@ def atomic_write(path, write, suffix: str = ".tmp") -> str:
             os.remove(tmp)
         raise
     return str(path)
+
+
+class NotAFileError(ValueError):
+    """The target of a write exists and is not a regular file (a device, a directory, a fifo, a
+    socket, or a link to one): a rename would replace it."""
+
+
+def refuse_special(path) -> None:
+    """NotAFileError if ``path`` exists (following links) and is not a regular file: a writer
+    renames over its target, which would replace e.g. /dev/null (as root) or a directory's link."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return                                  # nothing there (or a dangling link): written anew
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a fifo" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        link = " (through a link)" if os.path.islink(path) else ""
+        raise NotAFileError(f"refusing to write {path}: it exists and is {kind}{link}, not a regular file; "
+                            "give the path of a file")
 
 
 def write_text_atomic(text: str, path) -> str:

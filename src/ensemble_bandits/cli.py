@@ -21,6 +21,7 @@ import time
 
 from . import ALGORITHMS_VERSION, costs, paths, registry
 from .aggregate import CacheError
+from .atomic import NotAFileError
 from .data import DataError
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -327,7 +328,16 @@ def cmd_claims(args):
                        pending=fig.get("pending_curves"))
     dump_claims(entry["id"], results, args.json, args.rst)
     if args.record:
-        write_record(make_record(fig, results), args.record)
+        digest = None
+        if args.archive:
+            from .archive import ArchiveError, content_sha256, read_meta
+
+            try:
+                read_meta(args.archive, fig["id"])
+                digest = content_sha256(args.archive)
+            except ArchiveError as err:
+                raise SystemExit(f"claims: {err}") from None
+        write_record(make_record(fig, results, archive_sha256=digest), args.record)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
 
@@ -349,6 +359,11 @@ def cmd_report(args):
                              f"{committed}")
     try:
         figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
+        for fid in args.ids:           # a record must state the numbers of the archive committed beside it
+            if os.path.exists(paths.archive_file(args.scale, fid)):
+                from .archive import matches_record, read_meta
+
+                matches_record(paths.archive_file(args.scale, fid), read_meta(paths.archive_file(args.scale, fid), fid))
     except ValueError as err:
         raise SystemExit(f"report: {err}")
     figures = with_registry_notes(figures, entries)
@@ -707,6 +722,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", required=True, help="the claims to write (JSON)")
     c.add_argument("--rst", required=True, help="the claims to write (reStructuredText, for the HTML report)")
     c.add_argument("--record", help="also write the figure's record (REPORT.md's section and its run) here")
+    c.add_argument("--archive", help="the archive the table was built from: its content hash goes into the record")
     c.set_defaults(fn=cmd_claims)
 
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
@@ -770,7 +786,7 @@ def main(argv=None):
         args.fn(args)
     except CacheError as err:
         raise SystemExit(f"{args.cmd}: {err}{_rebuild_hint(args)}") from None
-    except (registry.RegistryError, DataError) as err:
+    except (registry.RegistryError, DataError, NotAFileError) as err:
         raise SystemExit(f"{args.cmd}: {err}") from None
 
 

@@ -87,3 +87,30 @@ def simulate_log(scale, key="", start="", end="") -> str:
     if not key:
         return f"results/{scale}/logs/simulate"
     return f"results/{scale}/logs/simulate/{key}-{start}-{end}.log"
+
+
+def committed(path) -> str | None:
+    """The committed file a staged one becomes (``results/<scale>/published/...`` and a staged
+    archive ``results/<scale>/archives/...`` -> ``figures/<scale>/...``); None for other paths."""
+    parts = Path(path).parts
+    i = next((n for n, p in enumerate(parts) if p == "results"), None)
+    if i is None or len(parts) < i + 4:
+        return None
+    if parts[i + 2] == "published":
+        return str(Path("figures", parts[i + 1], *parts[i + 3:]))
+    if parts[i + 2] == "archives":
+        return str(Path("figures", parts[i + 1], *parts[i + 2:]))
+    return None
+
+
+def restore_hint(path) -> str:
+    """How to get a damaged published file back: a committed one (paper scale) from git, as its
+    committed path names it; a staged one by rebuilding it, which leaves the committed file as it is."""
+    norm = str(path).replace("\\", "/")
+    final = committed(path)
+    if final is not None:
+        return (f"delete it and rebuild its figure (it was not published: {final} is as it was"
+                + (f"; `git checkout -- {final}` restores the committed one)" if "/paper/" in norm else ")"))
+    if "/paper/" in f"/{norm}" or norm.endswith(".parquet"):          # archives are committed (paper scale)
+        return f"restore the committed file with `git checkout -- {path}`"
+    return "delete it and rebuild its figure"

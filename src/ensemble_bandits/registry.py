@@ -29,10 +29,15 @@ from .readings import changes_runs, reading_series, readings_of
 
 SCALES = ("smoke", "default", "paper")
 MAX_SEEDS = 100_000       # a guard against a typo (seeds: 10^9 would build an absurd job graph)
+# Bounds of a YAML file once its aliases are expanded (the largest registry file has about 8,300
+# nodes, 12 levels deep): an alias bomb or an alias inside its own anchor fails at once, in one line.
+MAX_YAML_NODES = 200_000
+MAX_YAML_DEPTH = 40
+MAX_ID_LENGTH = 40        # ids become file names and command-line words
 PAPERS = ("phe", "lines", "glmes", "epp")
 # A figure id: a paper prefix, a dash, then lower-case letters, digits and inner dashes (no spaces,
 # "/", "..", quotes or shell characters: ids become file names and command-line words).
-FIGURE_ID = re.compile(r"^(?:" + "|".join(PAPERS) + r")-[a-z0-9]+(?:-[a-z0-9]+)*$")
+FIGURE_ID = re.compile(r"^(?=.{1,%d}$)(?:" % MAX_ID_LENGTH + "|".join(PAPERS) + r")-[a-z0-9]+(?:-[a-z0-9]+)*$")
 # A `skip` pattern: the id characters plus the glob characters * ? [ ] !
 SKIP_PATTERN = re.compile(r"^[a-z0-9*?\[\]!-]+$")
 _FIELD = re.compile(r"^\{(\w+)\}$")
@@ -45,7 +50,13 @@ class RegistryError(ValueError):
 
 class _StrictMapping:
     """A safe YAML loader that refuses a mapping key given twice (plain PyYAML silently keeps the
-    last one, so a figure id or a `seeds:` written twice would quietly replace the first)."""
+    last one, so a figure id or a `seeds:` written twice would quietly replace the first), and a
+    document larger than :data:`MAX_YAML_NODES` nodes or deeper than :data:`MAX_YAML_DEPTH` levels
+    once its aliases are expanded (anchors, aliases and ``<<:`` merge keys stay allowed)."""
+
+    def construct_document(self, node):
+        _expanded_size(node, {}, 0)
+        return super().construct_document(node)
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -63,6 +74,26 @@ class _StrictMapping:
                     raise RegistryError(f"{mark.name}, line {mark.line + 1}: duplicate key {key!r} "
                                         f"(first at line {seen.start_mark.line + 1})")
         return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node, sizes: dict, depth: int) -> int:
+    """The number of nodes of ``node`` with every alias expanded (counted once per distinct node, so
+    in linear time); RegistryError past the bounds, naming the line."""
+    if depth > MAX_YAML_DEPTH:
+        raise RegistryError(f"{_at(node)}: nested more than {MAX_YAML_DEPTH} levels deep once its aliases are "
+                            "expanded (an alias inside its own anchor?)")
+    if id(node) not in sizes:
+        children = node.value if isinstance(node, yaml.SequenceNode) else \
+            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
+        sizes[id(node)] = 1 + sum(_expanded_size(child, sizes, depth + 1) for child in children)
+        if sizes[id(node)] > MAX_YAML_NODES:
+            raise RegistryError(f"{_at(node)}: more than {MAX_YAML_NODES:,} values once its aliases are expanded "
+                                "(an alias bomb?); write the values out or use fewer nested aliases")
+    return sizes[id(node)]
+
+
+def _at(node) -> str:
+    return f"{node.start_mark.name}, line {node.start_mark.line + 1}"
 
 
 class _StrictLoader(_StrictMapping, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -138,8 +169,14 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
             err = jsonschema.exceptions.best_match(validator.iter_errors(entry))   # as jsonschema.validate
             if err is not None:
                 where = "/".join(str(p) for p in err.absolute_path) or "(entry)"
-                raise RegistryError(f"{path}: figure {fid!r}, key {where}: {err.message}") from None
+                message = err.message.replace(repr(err.instance), shown(repr(err.instance))) \
+                    if isinstance(err.instance, str) else err.message          # a pasted page stays one line
+                raise RegistryError(f"{path}: figure {fid!r}, key {where}: {shown(message, 400)}") from None
+            bad = non_finite(entry)
+            if bad is not None:
+                raise RegistryError(f"{path}: figure {fid!r}, key {bad[0]}: {bad[1]} is not allowed: a finite number")
             check_readings(fid, entry, path)
+            check_unique_claims(fid, entry, path)
             entry = dict(entry)
             entry["id"] = fid
             entry.setdefault("paper", fid.split("-")[0])
@@ -150,9 +187,22 @@ def load_registry(config_dir="config", schema_path=None) -> dict:
 def check_figure_id(fid, where) -> None:
     """RegistryError unless ``fid`` is a well-formed figure id (:data:`FIGURE_ID`)."""
     if not isinstance(fid, str) or not FIGURE_ID.match(fid):
-        raise RegistryError(f"{where}: figure id {fid!r} is not allowed: an id is a paper prefix "
+        raise RegistryError(f"{where}: figure id {shown(repr(fid))} is not allowed: an id is a paper prefix "
                             f"({', '.join(PAPERS)}), a dash, then lower-case letters, digits and dashes "
-                            "(e.g. phe-fig1)")
+                            f"(e.g. phe-fig1), at most {MAX_ID_LENGTH} characters")
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a one-line message (a pasted page stays one line)."""
+    return text if len(text) <= limit else f"{text[:limit - 25]}... ({len(text):,} characters)"
+
+
+def check_unique_claims(fid, entry, where) -> None:
+    """Claim ids are unique in a figure (a second claim of one id would replace the first's verdict)."""
+    ids = [c["id"] for c in entry.get("claims", [])]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise RegistryError(f"{where}: figure {fid!r}: claim id(s) {twice} given twice; a claim id names one claim")
 
 
 def check_readings(fid, entry, where) -> None:
@@ -172,6 +222,23 @@ def check_readings(fid, entry, where) -> None:
         if "seeds" in r and not changes_runs(r):
             raise RegistryError(f"{what}: seeds applies to a reading's own cells, and it has none "
                                 f"(give agent or env overrides)")
+
+
+def non_finite(value, where=""):
+    """(path, number) of the first NaN or infinity in ``value`` (a number, or lists and mappings of
+    them; the path ``a/0/b``, "" for ``value`` itself), or None: NaN passes every ``<`` check, and
+    infinity most, so neither is a valid setting anywhere."""
+    import math
+    import numbers
+
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return None if math.isfinite(value) else (where, value)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = non_finite(item, f"{where}/{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def substitute(obj, values: dict):
@@ -257,6 +324,11 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
     # registered but not simulated at any scale; claims naming it are "not measured" (claims.evaluate)
     pending = {c["label"]: c["pending"] for c in curves if "pending" in c}
     curves = [c for c in curves if "pending" not in c]
+    points = [(p["label"], _vars(p)) for p in panels]      # one label over a grid is one panel
+    twice = sorted({f"{lab!r}{' at ' + v if v != '{}' else ''}" for lab, v in points if points.count((lab, v)) > 1})
+    if twice:
+        raise RegistryError(f"figure {fid!r}: panel label {twice[0]} given to more than one panel at scale {scale}; "
+                            "a label names one panel (their rows would be merged)")
     series = []
     labels = [[] for _ in curves]                          # per curve template, its labels in the panels
     for panel, (i, curve) in itertools.product(panels, enumerate(curves)):
@@ -264,8 +336,9 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
             continue
         curve = substitute(curve, panel["vars"])          # curves may use panel grid variables
         labels[i].append(curve["label"])
+        where = f"figure {fid!r}, panel {panel['label']!r}, curve {curve['label']!r}"
         # a curve or panel may ask for fewer seeds / rounds than the figure; scale caps still apply
-        horizon = min(int(curve.get("horizon", panel.get("horizon", s["horizon"]))), s["horizon"])
+        horizon = min(_horizon(curve.get("horizon", panel.get("horizon", s["horizon"])), where), s["horizon"])
         if "experiment" in curve:
             cell = {"experiment": dict(curve["experiment"], env=panel["env"], horizon=horizon)}
         else:
@@ -277,12 +350,40 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
                        "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
                        "key": cell_key(cell)})
     extra = reading_series(entry, series, cell_key)
+    _one_curve_per_label(fid, series + extra)
     waiting = reading_series(entry, series, cell_key, pending=True)   # run by key, drawn once not pending
     curves = _unique([*(lab for labs in labels for lab in labs), *(x["curve"] for x in extra)])
     return {"id": fid, "scale": scale, "entry": entry, "seeds": s["seeds"], "horizon": s["horizon"],
             "panels": _unique(p["label"] for p in panels), "curves": curves,
             "series": series + extra, **({"pending_curves": pending} if pending else {}),
             **({"pending_series": waiting} if waiting else {})}
+
+
+def _one_curve_per_label(fid: str, series: list) -> None:
+    """RegistryError if two series of a panel carry one curve label at one grid point (two curve
+    templates, or a reading's curve, of one label): their rows would be merged into one curve.  One
+    label over a grid is one curve."""
+    seen = set()
+    for s in series:
+        point = (s["panel"], s["curve"], _vars(s))
+        if point in seen:
+            at = f" at {point[2]}" if point[2] != "{}" else ""
+            raise RegistryError(f"figure {fid!r}, panel {s['panel']!r}, curve {s['curve']!r}: two curves of the panel "
+                                f"have this label{at}; a label names one curve (their rows would be merged)")
+        seen.add(point)
+
+
+def _vars(item: dict) -> str:
+    return json.dumps(item["vars"], sort_keys=True, default=str)
+
+
+def _horizon(value, where: str) -> int:
+    """A curve's or panel's horizon (a number of rounds, after its grid is filled in): an integer, at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, str) and value.isdigit()):
+        raise RegistryError(f"{where}: horizon {value!r} is not allowed: an integer number of rounds")
+    if int(value) < 1:
+        raise RegistryError(f"{where}: horizon {value!r} is not allowed: at least 1")
+    return int(value)
 
 
 def without_datasets(fig: dict, absent, datasets_of) -> dict:

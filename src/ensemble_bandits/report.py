@@ -16,6 +16,7 @@ import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
+from .paths import restore_hint
 from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
 from .revisions import revised_text, revision_cell
 
@@ -615,14 +616,25 @@ def dump_claims(fid: str, results: list, json_path, rst_path) -> None:
 RECORD_KEYS = ("id", "paper", "title", "seeds", "horizon", "choices", "claims", "png", "run")
 
 
-def make_record(fig: dict, results: list, run: dict | None = None) -> dict:
-    """The record of a resolved figure ``fig`` whose claims gave ``results``."""
+def make_record(fig: dict, results: list, run: dict | None = None, archive_sha256: str | None = None) -> dict:
+    """The record of a resolved figure ``fig`` whose claims gave ``results``; ``archive_sha256``: the
+    content hash of the archive its table was built from (:func:`archive.content_sha256`).  The
+    record carries the SHA-256 of its own content (``sha256``), so an edit after the job is seen."""
     entry = fig["entry"]
     simulated = bool(fig["series"])
-    return {"id": entry["id"], "paper": entry["paper"], "title": entry.get("title", entry["id"]),
-            "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
-            "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
-            "run": run or run_info()}
+    record = {"id": entry["id"], "paper": entry["paper"], "title": entry.get("title", entry["id"]),
+              "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
+              "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
+              "run": run or run_info(), **({"archive_sha256": archive_sha256} if archive_sha256 else {})}
+    return {**record, "sha256": record_sha256(record)}
+
+
+def record_sha256(record: dict) -> str:
+    """SHA-256 of a record's content (its keys but ``sha256``, as canonical JSON)."""
+    import hashlib
+
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def write_record(record: dict, path) -> None:
@@ -632,10 +644,9 @@ def write_record(record: dict, path) -> None:
 def _restore(path) -> str:
     """How to get a damaged record back: a committed one from git (rebuilding a paper figure can take
     hours), any other by rebuilding its figure."""
-    if "/paper/" in str(path).replace(os.sep, "/"):
-        return (f"restore the committed file with `git checkout -- {path}` (or delete it and rebuild the figure, "
-                "from its archive where it has one)")
-    return "delete it and rebuild its figure"
+    hint = restore_hint(path)
+    return f"{hint} (or delete it and rebuild the figure, from its archive where it has one)" \
+        if hint.startswith("restore") else hint
 
 
 def read_record(path) -> dict:
@@ -645,7 +656,15 @@ def read_record(path) -> dict:
             record = json.load(fh)
     except (OSError, ValueError) as err:
         raise ValueError(f"record {path} is unreadable ({err}): {_restore(path)}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"record {path} is not a record (a JSON {type(record).__name__}): {_restore(path)}")
     missing = [k for k in RECORD_KEYS if k not in record]
     if missing:
         raise ValueError(f"record {path} lacks {', '.join(missing)}: {_restore(path)}")
+    name = os.path.splitext(os.path.basename(str(path)))[0]
+    if record["id"] != name:
+        raise ValueError(f"record {path} is the record of {str(record['id'])[:60]!r}, not of {name!r}: {_restore(path)}")
+    if "sha256" in record and record["sha256"] != record_sha256(record):
+        raise ValueError(f"record {path} was changed after its claims job wrote it (its content does not match its "
+                         f"sha256): {_restore(path)}")
     return record

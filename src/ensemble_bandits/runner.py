@@ -25,7 +25,7 @@ from .agents import AGENTS
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
 from .protocol import TIMED_PARTS, Setting, play
-from .registry import shareable
+from .registry import non_finite, shareable
 
 
 # Constructor arguments given at run time, never by a spec (they must not enter a cell's key): the
@@ -86,6 +86,8 @@ def check_value(what: str, key: str, value, default, bounds=None) -> None:
     def fail(allowed):
         raise ValueError(f"{what}: hyper-parameter {key} = {value!r} is not allowed: {allowed}")
 
+    if non_finite(value) is not None:
+        fail("a finite number")
     if isinstance(default, bool):
         if not isinstance(value, bool):
             fail("true or false")
@@ -120,6 +122,7 @@ def check_cell(cell: dict) -> None:
         cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
         _checked("environment", ENVIRONMENTS, agent.get("env", {}), 1)
     else:
+        check_value("cell", "horizon", cell.get("horizon"), 1, (1, None, True))     # rounds: an integer, at least 1
         env_cls, _ = _checked("environment", ENVIRONMENTS, cell["env"], 1)
         cls, _ = _checked("agent", AGENTS, cell["agent"], 3)
         agent = cell["agent"]

@@ -60,7 +60,7 @@ rule archive:
     input:
         paths.staged_archive("{scale}", "{paper}-{fig}"),
     output:
-        paths.archive_file("{scale}", "{paper}-{fig}"),
+        update(paths.archive_file("{scale}", "{paper}-{fig}")),
     log:
         "results/{scale}/logs/publish/archive-{paper}-{fig}.log",
     conda:
@@ -74,11 +74,15 @@ rule archive:
 # Committed files (figures/<scale>/...) are written by no job but a checked copy: the claims, report
 # and figure jobs write under results/<scale>/published/ (paths.staged), and these rules copy the
 # result into place, so a job that fails (a typo, a damaged input) can never delete a committed file.
+# Their outputs are flagged update(): Snakemake removes a job's outputs before it runs it, and after
+# it fails, but not these (it backs them up and restores them), so a publish copy that fails or is
+# interrupted leaves the committed file as it was (the copy itself is atomic: old or new, never
+# half).  `--delete-all-output` is refused when it would reach figures/paper/ (common.smk).
 rule publish_record:
     input:
         paths.staged(paths.record_file("{scale}", "{paper}-{fig}")),
     output:
-        paths.record_file("{scale}", "{paper}-{fig}"),
+        update(paths.record_file("{scale}", "{paper}-{fig}")),
     log:
         "results/{scale}/logs/publish/record-{paper}-{fig}.log",
     conda:
@@ -93,6 +97,7 @@ rule claims:
     input:
         figure=paths.figure_file("{scale}", "{paper}-{fig}"),
         table="results/{scale}/tables/{paper}-{fig}.parquet",
+        archive=paths.staged_archive("{scale}", "{paper}-{fig}"),
     output:
         json=paths.claims_file("{scale}", "{paper}-{fig}"),
         rst="results/{scale}/claims/{paper}-{fig}.rst",
@@ -107,4 +112,4 @@ rule claims:
         logged=LOGGED,
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli claims --figure {input.figure} --table {input.table} "
-        "--json {output.json} --rst {output.rst} --record {output.record}"
+        "--json {output.json} --rst {output.rst} --record {output.record} --archive {input.archive}"

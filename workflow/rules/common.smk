@@ -206,7 +206,10 @@ def record_claims_rst(w) -> str:
         return ""
     from ensemble_bandits.report import claims_rst, read_record
 
-    return claims_rst(fid, read_record(path)["claims"])
+    try:
+        return claims_rst(fid, read_record(path)["claims"])
+    except ValueError as err:  # a damaged or edited record: one line naming it, not a traceback
+        raise WorkflowError(str(err))
 
 
 def built_figures(scale, ids):
@@ -294,14 +297,21 @@ def requested_figures():
 
 
 def announce_cost():
-    """Once, while the DAG is built: when the simulations the requested targets still need are
-    estimated above costs.COST_NOTICE_S (1 CPU-hour), print their CPU time and job count (not for
+    """Once, while the DAG is built: when the simulations the requested targets still need (neither
+    run files present nor cells a committed archive supplies) are estimated above costs.COST_NOTICE_S
+    (1 CPU-hour), print their CPU time and job count (not for
     --report, which runs nothing)."""
     if _COST_NOTICE or REPORTING:
         return
     _COST_NOTICE.append(True)
-    figs = [figure(scale, fid) for scale, fid in requested_figures()]
-    notice = costs.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
+    wanted = requested_figures()
+    figs = [figure(scale, fid) for scale, fid in wanted]
+    archived = set().union(*(archived_cells(scale, fid) for scale, fid in wanted))
+    notice = costs.cost_notice(
+        figs,
+        config["seeds_per_job"],
+        exists=lambda run: os.path.exists(run) or (Path(run).parts[1], paths.run_key(run)) in archived,
+    )
     if notice:
         print(notice, file=sys.stderr, flush=True)
 
@@ -322,6 +332,15 @@ def archive_sources(scale, fid):
         return tuple(archive.committed_sources(figure(scale, fid), scale))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
+
+
+def archived_cells(scale, fid):
+    """{(scale, key)} of the cells of ``fid`` that committed archives supply (none where its own
+    archive is damaged: its aggregate job's input says so)."""
+    try:
+        return {(scale, k) for _, keys in archive_sources(scale, fid) for k in keys}
+    except WorkflowError:
+        return set()
 
 
 def simulation_runs(w):
@@ -405,6 +424,34 @@ def algorithms_stamp(w):
     if not timing_job(w):
         return runner.algorithms_stamp(c)
     return f"{runner.algorithms_stamp(c)}; timing: median of {runner.timing_repeats(c)} runs per seed, run alone"
+
+
+# The whole registry is resolved and checked here, while the workflow is parsed, at the configured
+# scale and at each scale a target names: an error in any entry stops the run before any job, with
+# one line.  In an input function it would stop only runs that need an unbuilt file: Snakemake takes
+# an existing output whose producer's input function raises for a source, and says "Nothing to be
+# done", so an edit to an already-built figure's entry would be ignored.
+for _scale in dict.fromkeys([SCALE, *(s for s, _ in requested_figures())]):
+    for _fid in ALL_IDS:
+        figure(_scale, _fid)
+
+
+# `--delete-all-output` deletes every output of the jobs of its targets, whatever their flags (write
+# protection does not stop root): refused when those reach the committed paper results.
+def reaches_paper(words):
+    """Whether a command line's targets (or its configured scale) reach paper-scale files."""
+    paths_named = [os.path.normpath(w).split(os.sep)[:2] for w in words if not w.startswith("-")]
+    return "paper" in {SCALE, *(s for s, _ in requested_figures())} or any(
+        p[0] in ("figures", "results") and p[1:] == ["paper"] for p in paths_named
+    )
+
+
+if "--delete-all-output" in sys.argv[1:] and reaches_paper(sys.argv[1:]):
+    raise WorkflowError(
+        "--delete-all-output would delete the committed paper results under figures/paper/ (records, archives, "
+        "figures, REPORT.md); nothing was deleted. To clear the paper-scale caches delete results/paper/; to "
+        "delete another scale's outputs name it (--config scale=smoke)"
+    )
 
 
 # Shared passes (ensemble_bandits.shared): the cells of the figures whose entry says

@@ -38,9 +38,9 @@ rule publish_figure:
         # job even when the staged figure exists (Snakemake would otherwise take that file as it is)
         data=data_inputs,
     output:
-        pdf="figures/{scale}/{paper}-{fig}.pdf",
+        pdf=update("figures/{scale}/{paper}-{fig}.pdf"),
         png=report(
-            "figures/{scale}/{paper}-{fig}.png",
+            update("figures/{scale}/{paper}-{fig}.png"),
             caption="../report/figure.rst",
             category="{paper}",
             subcategory="{scale}",

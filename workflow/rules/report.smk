@@ -52,7 +52,7 @@ rule publish_report:
     input:
         paths.staged("figures/{scale}/{report}.md"),
     output:
-        "figures/{scale}/{report}.md",
+        update("figures/{scale}/{report}.md"),
     log:
         "results/{scale}/logs/publish/{report}.log",
     wildcard_constraints:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..readings import claims_under, primary_rows, reading_rows, readings_of
+from .argspec import check_args
 from .core import CHECKS, FAILED, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_to_decide
 
 CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
@@ -297,6 +298,7 @@ def _validate_claims(fid: str, claims: list, curves, panels) -> None:
                 if unknown:
                     raise ClaimError(f"{where}: check {chk['fn']!r} has no argument(s) {unknown}; its arguments: "
                                      f"{', '.join(sorted(check_arguments(chk['fn'])))}")
+                check_args(where, chk["fn"], args)
             if chk["fn"] == "premise" and args.get("claim") not in earlier:
                 raise ClaimError(f"{where}: its premise must name an earlier claim of the figure; earlier: {earlier}")
             if chk["fn"] == "premise" and (set(args) - {"claim", "if_failed"}

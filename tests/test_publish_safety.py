@@ -1,0 +1,118 @@
+"""No failing, interrupted or deleting command removes a committed file under figures/paper/
+(docs/reliability.md, "Committed files"): the publish rules' outputs are flagged update(), so
+Snakemake neither removes them before the copy nor after it fails, and `--delete-all-output` is
+refused when it reaches them.  Each case runs on the committed files in a scratch copy: a damaged
+staged file makes each publish step fail, a staged file that never ends (a fifo) holds the copy
+while Snakemake is interrupted."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ensemble_bandits import paths
+from helpers import ROOT, copy_project
+
+pytestmark = pytest.mark.workflow
+FID = "lines-gauss-ts"
+# rule, the committed file it writes (its staged file is paths.staged of it, or the staged archive)
+PUBLISH = [
+    ("publish_record", paths.record_file("paper", FID)),
+    ("archive", paths.archive_file("paper", FID)),
+    ("publish_figure", f"figures/paper/{FID}.png"),
+    ("publish_report", "figures/paper/REPORT.md"),
+]
+
+
+def staged_of(committed: str) -> str:
+    return paths.staged_archive("paper", FID) if committed.endswith(".parquet") else paths.staged(committed)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = copy_project(tmp_path_factory.mktemp("publish"))
+    shutil.copytree(ROOT / "figures" / "paper", root / "figures" / "paper")
+    return root
+
+
+def snakemake(root: Path, *args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "scale=paper"],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kw)
+
+
+def committed_bytes(root: Path) -> dict:
+    return {p: (root / p).read_bytes() for _, p in PUBLISH} | {
+        f"figures/paper/{FID}.pdf": (root / f"figures/paper/{FID}.pdf").read_bytes()}
+
+
+def publish_only(root: Path, rule: str, committed: str, *extra):
+    """Run only ``rule`` for ``committed`` (its staged file as it is), as a failing rebuild would."""
+    targets = [committed] if rule != "publish_figure" else [committed, committed.replace(".png", ".pdf")]
+    return snakemake(root, *targets, "--allowed-rules", rule, "--force", *extra)
+
+
+@pytest.mark.parametrize("rule, committed", PUBLISH, ids=[r for r, _ in PUBLISH])
+def test_a_failing_publish_step_leaves_the_committed_file(project, rule, committed):
+    before = committed_bytes(project)
+    staged = project / staged_of(committed)
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.write_bytes(b"" if committed.endswith(".md") else b"{damaged")      # an empty report: damaged
+    if rule == "publish_figure":
+        (project / staged_of(committed.replace(".png", ".pdf"))).write_bytes(b"{damaged")
+        claims = project / f"results/paper/claims/{FID}.rst"        # an input of the step
+        claims.parent.mkdir(parents=True, exist_ok=True)
+        claims.write_text("claims\n")
+    proc = publish_only(project, rule, committed)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode != 0, out[-3000:]
+    assert "cannot be published" in out or "is not a" in out, out[-3000:]
+    assert committed_bytes(project) == before, out[-3000:]
+
+
+def test_an_interrupted_publish_step_leaves_the_committed_file(project):
+    rule, committed = PUBLISH[0]
+    before = committed_bytes(project)
+    staged = project / staged_of(committed)
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.unlink(missing_ok=True)
+    os.mkfifo(staged)                  # the copy blocks reading it, until Snakemake is interrupted
+    proc = publish_only(project, rule, committed)
+    try:
+        deadline = time.time() + 300
+        log = project / "results/paper/logs/publish" / f"record-{FID}.log"
+        while not log.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(1)
+        time.sleep(2)
+        assert proc.poll() is None, "snakemake ended before its publish job blocked"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        staged.unlink(missing_ok=True)
+    assert committed_bytes(project) == before, out[-3000:]
+    subprocess.run([sys.executable, "-m", "snakemake", "--unlock", "--cores", "1", "--config", "scale=paper"],
+                   cwd=project, capture_output=True, timeout=300)
+
+
+def test_delete_all_output_is_refused_where_it_reaches_committed_files(project):
+    before = committed_bytes(project)
+    for targets in ([FID], [paths.record_file("paper", FID)], ["all"]):
+        proc = snakemake(project, "--delete-all-output", *targets)
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode != 0, out[-3000:]
+        assert "--delete-all-output would delete the committed paper results under figures/paper/" in out, out[-3000:]
+        assert "Deleting" not in out
+    # a committed file named as a target, at the configured scale (default): refused too
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--delete-all-output", "--dry-run",
+                          paths.record_file("paper", FID)], cwd=project, capture_output=True, text=True, timeout=600)
+    assert "--delete-all-output would delete the committed paper results" in res.stdout + res.stderr
+    assert "Would delete" not in res.stdout + res.stderr
+    assert committed_bytes(project) == before
