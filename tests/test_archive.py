@@ -13,7 +13,7 @@ import pytest
 
 from ensemble_bandits import archive, paths, runner
 from ensemble_bandits.aggregate import cell_frames, figure_table
-from helpers import ROOT, copy_project
+from helpers import ROOT, copy_project, timeout_s
 
 
 def _runs(seeds, rounds=(10, 20, 30)):
@@ -150,7 +150,7 @@ def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_pa
     (project / f"figures/paper/{fid}.png").unlink()
     res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", paths.record_file("paper", fid),
                           f"figures/paper/{fid}.png", paths.archive_file("paper", fid), "--config", "scale=paper",
-                          "--forcerun", "archive"], cwd=project, capture_output=True, text=True, timeout=600)
+                          "--forcerun", "archive"], cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     assert "rule simulate" not in out and "simulate_group" not in out, out[-3000:]

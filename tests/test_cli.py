@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import cli, registry, report
 from ensemble_bandits.paths import project_root
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "ensemble_bandits.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=timeout_s(300))
 
 
 def _project_copy(tmp_path) -> Path:

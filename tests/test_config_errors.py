@@ -17,7 +17,7 @@ import pytest
 from ensemble_bandits import cli, costs, registry, runner, validation
 from ensemble_bandits.agents import glm_fit
 from ensemble_bandits.registry import RegistryError
-from helpers import copy_project
+from helpers import copy_project, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -333,7 +333,7 @@ def test_cli_estimate_pending_lists_the_cells_of_pending_readings(capsys, monkey
 
 def _dry_run(cwd, *args):
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=timeout_s(300))
     res.output = res.stdout + res.stderr
     return res
 
@@ -506,7 +506,7 @@ def test_a_hostile_id_or_skip_pattern_executes_nothing(project):
         for runner_args in (["-n"], []):
             res = subprocess.run([sys.executable, "-m", "snakemake", *runner_args, "--cores", "1",
                                   "figures/smoke/REPORT.md", "--config", "scale=smoke"], cwd=project,
-                                 capture_output=True, text=True, timeout=300)
+                                 capture_output=True, text=True, timeout=timeout_s(300))
             out = res.stdout + res.stderr
             assert res.returncode != 0 and "figure id 'phe-x`touch PWNED`' is not allowed" in out, out[-3000:]
             assert "Traceback (most recent call last)" not in out
