@@ -16,6 +16,7 @@ import subprocess
 
 from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
+from .redraw import redecided_line
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -438,6 +439,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
             out += [f"*Size at this scale:* {size}.", ""]
             if len(runs) > 1:
                 out += [f"*Run:* {_run_key(f['run'])}, generated {f['run']['generated']}.", ""]
+            if f.get("redecided"):
+                out += [redecided_line(f), ""]
             if f.get("choices"):
                 out += [f"*Choices where the paper is silent or ambiguous:* {' '.join(f['choices'].split())}", ""]
             if f["claims"]:

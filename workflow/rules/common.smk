@@ -324,14 +324,24 @@ def archive_sources(scale, fid):
         raise WorkflowError(f"{fid}: {err}")
 
 
+def uncovered_runs(scale, fid):
+    """Run files of ``fid`` at ``scale`` that no committed archive holds: those it simulates."""
+    covered = {k for _, keys in archive_sources(scale, fid) for k in keys}
+    runs = registry.figure_runs(figure(scale, fid), config["seeds_per_job"])
+    return [f for f in runs if paths.run_key(f) not in covered]
+
+
 def simulation_runs(w):
     """Run files of the figure an aggregate job builds (after the cost notice, see above): those of
     the cells no committed archive holds."""
     announce_cost()
-    fig = figure(w.scale, fid_of(w))
-    covered = {k for _, keys in archive_sources(w.scale, fid_of(w)) for k in keys}
-    runs = registry.figure_runs(fig, config["seeds_per_job"])
-    return [f for f in runs if paths.run_key(f) not in covered]
+    return uncovered_runs(w.scale, fid_of(w))
+
+
+def redrawn_option(w):
+    """``--redrawn`` for a claims job whose figure simulates nothing (every cell from a committed
+    archive, or no cells): its record keeps the run that made the numbers (ensemble_bandits.redraw)."""
+    return "" if uncovered_runs(w.scale, fid_of(w)) else "--redrawn"
 
 
 def archive_option(w):

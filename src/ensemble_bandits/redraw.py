@@ -1,0 +1,51 @@
+"""Provenance of a record re-decided from committed archives (a redraw: nothing simulated).
+
+A record's ``run`` names the run that made its numbers.  A redraw makes no numbers: it reads them
+from an archive that an earlier run made, so the record keeps that run (from the record it replaces,
+committed with the archive) and names the redraw separately, under ``redecided`` (commit, date,
+machine of the re-decision).  A redraw that changes nothing but this provenance keeps the record in
+place byte for byte, so rebuilding a figure from its archive leaves a committed tree clean."""
+from __future__ import annotations
+
+import json
+import os
+
+PROVENANCE = ("run", "redecided")
+
+
+def _content(record: dict) -> dict:
+    """A record without its provenance: what a redraw can change."""
+    return {k: v for k, v in record.items() if k not in PROVENANCE}
+
+
+def previous_record(path) -> dict | None:
+    """The record in place at ``path`` (None when there is none or it is unreadable: a redraw then
+    writes a new record with this run's provenance)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("run"), dict) else None
+
+
+def redrawn_record(record: dict, previous: dict | None) -> dict:
+    """The record to write for ``record`` (decided now, ``run`` = this run) when its numbers came from
+    committed archives only.  ``previous``: the record it replaces (None: no earlier run is known,
+    so ``record`` stands as it is)."""
+    if previous is None:
+        return record
+    if _content(record) == _content(previous):
+        return previous                                   # nothing but provenance changed
+    return {**record, "run": previous["run"], "redecided": record["run"]}
+
+
+def redecided_line(record: dict) -> str:
+    """REPORT.md's note on a re-decided record ('' for one decided by the run that made it)."""
+    again = record.get("redecided")
+    if not again:
+        return ""
+    return (f"*Re-decided* at commit {again['commit']} ({again['generated']}) from the archive of the run at commit "
+            f"{record['run']['commit']} ({record['run']['generated']}, {record['run']['machine']}).")
