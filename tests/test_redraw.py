@@ -63,3 +63,10 @@ def test_report_shows_the_redecision():
     text = report.report_markdown("paper", [rec])
     assert "*Re-decided* at commit d2ab500" in text and "archive of the run at commit c0d6284" in text
     assert "Re-decided" not in report.report_markdown("paper", [_record()])
+
+
+def test_a_static_table_keeps_its_record_only_while_it_is_unchanged():
+    previous = _record()
+    assert redraw.redrawn_record(_record(run=TODAY), previous, archived=False) is previous
+    new = _record("mean 2.0", run=TODAY)
+    assert redraw.redrawn_record(new, previous, archived=False) is new

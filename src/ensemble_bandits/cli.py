@@ -301,10 +301,11 @@ def cmd_claims(args):
     dump_claims(entry["id"], results, args.json, args.rst)
     if args.record:
         record = make_record(fig, results)
-        if args.redrawn:     # numbers from committed archives only: keep the run that made them
+        if args.redrawn:     # nothing simulated: keep the run that made the numbers (ensemble_bandits.redraw)
             from .redraw import previous_record, redrawn_record
 
-            record = redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])))
+            record = redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
+                                    archived=bool(fig["series"]))
         write_record(record, args.record)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
@@ -661,9 +662,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rst", required=True, help="the claims to write (reStructuredText, for the HTML report)")
     c.add_argument("--record", help="also write the figure's record (REPORT.md's section and its run) here")
     c.add_argument("--redrawn", action="store_true",
-                   help="the table came from committed archives only: the record keeps the run of the record in "
-                        "place (figures/<scale>/records/<id>.json), names this one as 'redecided', and stays "
-                        "byte-identical when nothing but that provenance changed")
+                   help="nothing was simulated for the table (committed archives only, or a static table): a record "
+                        "that changes nothing but its provenance stays byte-identical to the one in place "
+                        "(figures/<scale>/records/<id>.json); one from archives that changes keeps that record's "
+                        "run and names this one as 'redecided'")
     c.set_defaults(fn=cmd_claims)
 
     r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")

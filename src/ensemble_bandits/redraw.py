@@ -31,14 +31,17 @@ def previous_record(path) -> dict | None:
     return record if isinstance(record, dict) and isinstance(record.get("run"), dict) else None
 
 
-def redrawn_record(record: dict, previous: dict | None) -> dict:
-    """The record to write for ``record`` (decided now, ``run`` = this run) when its numbers came from
-    committed archives only.  ``previous``: the record it replaces (None: no earlier run is known,
-    so ``record`` stands as it is)."""
+def redrawn_record(record: dict, previous: dict | None, archived: bool = True) -> dict:
+    """The record to write for ``record`` (decided now, ``run`` = this run) when nothing was simulated
+    for it: its numbers came from committed archives (``archived``) or it has no simulated cells (a
+    static table, computed again).  ``previous``: the record it replaces (None: no earlier run is
+    known, so ``record`` stands as it is)."""
     if previous is None:
         return record
     if _content(record) == _content(previous):
         return previous                                   # nothing but provenance changed
+    if not archived:
+        return record                                     # a static table computed anew: this run made it
     return {**record, "run": previous["run"], "redecided": record["run"]}
 
 
