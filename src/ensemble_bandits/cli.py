@@ -1,13 +1,23 @@
-"""Command line used by the workflow rules: simulate, aggregate, claims, report.
+"""The project's command line, ``ensemble-bandits`` (or ``python -m ensemble_bandits.cli``).
 
-    python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.npz
-    python -m ensemble_bandits.cli aggregate --figure F.json --table T.parquet --spec T.json
-    python -m ensemble_bandits.cli claims --figure F.json --table T.parquet --json C.json --rst C.rst
-    python -m ensemble_bandits.cli report --scale default --ids phe-fig1 ... --out figures/default/REPORT.md
-    (report reads the figures' records, figures/<scale>/records/<id>.json, written by claims --record)
+For users:
 
-F.json is a resolved figure, written by the workflow (results/<scale>/figures/<id>.json); the
-other commands (timings, estimate, data) read the configuration themselves.
+    ensemble-bandits estimate --scale paper 'epp-fig8*'   what a run would cost (cells, jobs, CPU time); runs nothing
+    ensemble-bandits progress --scale paper              a run in progress: done per figure, time left, running jobs
+    ensemble-bandits timings --scale paper               measured wall and CPU time of the simulations that ran
+    ensemble-bandits data check                          SHA-256 of every dataset file (data fetch: download)
+
+Run by the workflow's rules (Snakemake writes these command lines; rarely typed by hand):
+
+    simulate, simulate-group   one job: a cell (or cells sharing an environment) for a block of seeds -> run files
+    aggregate                  a figure's run files (or committed archive) -> its table and plot spec
+    claims                     a figure's claims decided on its table -> JSON, reStructuredText, its record
+    publish                    staged results copied into place under figures/<scale>/
+    report                     REPORT.md from the figures' records (figures/<scale>/records/<id>.json)
+
+Each subcommand has --help.  The --figure of the workflow's commands is a resolved figure
+written by the workflow (results/<scale>/figures/<id>.json); the user commands read the
+configuration themselves and work from any directory inside the project.
 """
 from __future__ import annotations
 
@@ -360,9 +370,12 @@ def cmd_timings(args):
         return
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
+        page = os.path.join("docs", f"timings-{args.scale}.md")
+        committed = (f" The timings measured by the run that made the committed figures/{args.scale}/ results are in "
+                     f"{page}." if os.path.isfile(page) else "")
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
-                         f"{logs}/); build the figures first, e.g. `snakemake --cores 2 all --config "
-                         f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
+                         f"{logs}/).{committed} For what a run would cost here: `ensemble-bandits estimate --scale "
+                         f"{args.scale}` (a cost model; runs nothing); after a run, this command reads its logs.")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
     ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
@@ -616,7 +629,44 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--scale", default=None, choices=registry.SCALES,
                         help="smoke, default or paper (default: the config's scale)")
 
-    s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
+    # for users first (--help lists subcommands in this order), then those the workflow's rules run
+    es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
+    common(es)
+    es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+    es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    es.add_argument("--pending", action="store_true",
+                    help="list the cells of pending readings instead: key, estimated CPU time, run files")
+    es.set_defaults(fn=cmd_estimate)
+
+    pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
+    common(pr)
+    pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
+    pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    pr.add_argument("--all", action="store_true", help="list complete figures too")
+    pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                    help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
+    pr.add_argument("--recent", type=float, default=600.0,
+                    help="a job counts as running if its log changed in the last this many seconds (default 600)")
+    pr.set_defaults(fn=cmd_progress)
+
+    tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
+    common(tm)
+    tm.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+    tm.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    tm.add_argument("--cells", action="store_true",
+                    help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
+    tm.add_argument("--page", default=None, metavar="FILE",
+                    help="also write the table as a generated markdown page, e.g. docs/timings-paper.md")
+    tm.set_defaults(fn=cmd_timings)
+
+    dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
+    dt.add_argument("action", choices=["check", "fetch"], help="check: verify SHA-256; fetch: download, then verify")
+    dt.add_argument("names", nargs="*", help="datasets (default: all)")
+    dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
+    dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
+    dt.set_defaults(fn=cmd_data)
+
+    s = sub.add_parser("simulate", help="(workflow) run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
     s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
     s.add_argument("--out", required=True, help="the run file to write (.npz)")
@@ -626,7 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "device and gpu for agents that can use an accelerator)")
     s.set_defaults(fn=cmd_simulate)
 
-    g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "
+    g = sub.add_parser("simulate-group", help="(workflow) run one shared-pass job: cells sharing an environment for a "
                                               "block of seeds -> one .npz run file per cell")
     g.add_argument("--cells", required=True, help="JSON list of cell specs (one environment spec and horizon)")
     g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
@@ -635,7 +685,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(fn=cmd_simulate_group)
 
     figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"
-    a = sub.add_parser("aggregate", help="run files of a figure -> its table (parquet) and plot spec (JSON)")
+    a = sub.add_parser("aggregate", help="(workflow) run files of a figure -> its table (parquet) and plot spec (JSON)")
     a.add_argument("--figure", required=True, help=figure_help)
     a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
     a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
@@ -649,13 +699,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the SHA-256 each --archive must have, in the same order (checked before it is read)")
     a.set_defaults(fn=cmd_aggregate)
 
-    pb = sub.add_parser("publish", help="copy staged results (results/<scale>/...) into place under figures/<scale>/, "
+    pb = sub.add_parser("publish", help="(workflow) copy staged results (results/<scale>/...) into place under figures/<scale>/, "
                         "each checked to be what its name says")
     pb.add_argument("--staged", required=True, nargs="+", help="files a job wrote under results/<scale>/")
     pb.add_argument("--out", required=True, nargs="+", help="their places under figures/<scale>/, in the same order")
     pb.set_defaults(fn=cmd_publish)
 
-    c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
+    c = sub.add_parser("claims", help="(workflow) evaluate a figure's claims on its table -> JSON and reStructuredText")
     c.add_argument("--figure", required=True, help=figure_help)
     c.add_argument("--table", required=True, help="the figure table to read (parquet)")
     c.add_argument("--json", required=True, help="the claims to write (JSON)")
@@ -668,7 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "run and names this one as 'redecided'")
     c.set_defaults(fn=cmd_claims)
 
-    r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
+    r = sub.add_parser("report", help="(workflow) REPORT.md: every claim of the given figures at one scale")
     r.add_argument("--scale", required=True, choices=registry.SCALES, help="the scale whose records to report")
     r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
@@ -677,41 +727,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--schema", default=None, help="the registry's schema (default: the workflow's)")
     r.set_defaults(fn=cmd_report)
 
-    tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
-    common(tm)
-    tm.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    tm.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    tm.add_argument("--cells", action="store_true",
-                    help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
-    tm.add_argument("--page", default=None, metavar="FILE",
-                    help="also write the table as a generated markdown page, e.g. docs/timings-paper.md")
-    tm.set_defaults(fn=cmd_timings)
-
-    pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
-    common(pr)
-    pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
-    pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    pr.add_argument("--all", action="store_true", help="list complete figures too")
-    pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
-                    help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
-    pr.add_argument("--recent", type=float, default=600.0,
-                    help="a job counts as running if its log changed in the last this many seconds (default 600)")
-    pr.set_defaults(fn=cmd_progress)
-
-    es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
-    common(es)
-    es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    es.add_argument("--pending", action="store_true",
-                    help="list the cells of pending readings instead: key, estimated CPU time, run files")
-    es.set_defaults(fn=cmd_estimate)
-
-    dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
-    dt.add_argument("action", choices=["check", "fetch"], help="check: verify SHA-256; fetch: download, then verify")
-    dt.add_argument("names", nargs="*", help="datasets (default: all)")
-    dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
-    dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
-    dt.set_defaults(fn=cmd_data)
     return p
 
 
