@@ -287,8 +287,8 @@ def test_cost_notice_only_above_one_cpu_hour(entries, config):
     notice = costs.cost_notice(figs, 50)
     assert notice.startswith("Estimated cost of this run: about ")
     assert (f" h of CPU time in {total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale paper, "
-            f"seeds_per_job=50; run files already present not counted)") in notice
-    assert "estimate from a cost model" in notice and "cli estimate --scale paper" in notice
+            f"seeds_per_job=50; run files already present and cells of committed archives not counted)") in notice
+    assert "estimate from a cost model" in notice and "ensemble-bandits estimate --scale paper" in notice
     # run files already present are not counted
     assert costs.cost_notice(resolved(entries, config, "paper"), 50, exists=lambda path: True) is None
 
@@ -301,7 +301,7 @@ def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, entrie
     cli.main(["estimate", "phe-fig1", "epp-fig8*", "--scale", "paper", "--seeds-per-job", "10"])
     out = capsys.readouterr().out
     assert "an estimate from a cost model" in out and "nothing is run" in out
-    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:] if not line.startswith("to run here")}
     assert list(rows) == ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-fig1", "total"]
     assert rows["phe-fig1"][:2] == ["18", "180"]                # 18 cells x 100 seeds / 10 per job
     assert rows["epp-fig8a"][:2] == [f"{grid['cells']:,}", f"{grid['jobs']:,}"]

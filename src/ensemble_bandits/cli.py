@@ -495,36 +495,29 @@ def _group_log_shares(log_dir) -> dict:
 
 def cmd_progress(args):
     """How far a run at a scale has got: per figure, the run files it needs, how many exist (or are
-    covered by its committed archive) and the cost model's CPU time of the rest; the whole run's time
-    left on ``--cores`` cores; and the simulate jobs running now with their last progress line (a log
-    without its "done in" line, written to in the last ``--recent`` seconds: round, rate, time left)."""
-    from . import archive as archives
-
-    config, entries = _load(args)
-    per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    need_all, have_all, left = 0, 0, {}
+    covered by its committed archive) and the cost model's CPU time of the rest (costs.work_left, as
+    ``estimate`` and the workflow's notice); the whole run's time left on ``--cores`` cores; and the
+    simulate jobs running now with their last progress line (a log without its "done in" line,
+    written to in the last ``--recent`` seconds: round, rate, time left)."""
+    plan = _plan(args)
+    figs, per_job = plan["figs"], plan["per_job"]
+    need_all, have_all = 0, 0
     print(f"{'figure':16s} {'run files':>10s} {'done':>6s} {'left (model)':>13s}")
-    for fid in ids:
-        fig = registry.resolve(entries[fid], args.scale, config["scales"])
-        cost = costs.run_costs([fig], per_job)
+    for fig in figs:
         runs = registry.figure_runs(fig, per_job)
-        try:
-            covered = {k for _, keys in archives.committed_sources(fig, args.scale) for k in keys}
-        except archives.ArchiveError:
-            covered = set()
-        missing = [f for f in runs if not (os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)]
-        have = len(runs) - len(missing)
+        mine = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
+        have = len(runs) - len(mine["runs"])
         need_all, have_all = need_all + len(runs), have_all + have
-        mine = {f: cost.get(f, 0.0) for f in missing}
-        left.update(mine)
         if runs and (have < len(runs) or args.all):
-            print(f"{fid:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% {costs.format_cpu_time(sum(mine.values())):>13s}")
-    rest = sum(left.values())
+            print(f"{fig['id']:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% "
+                  f"{costs.format_cpu_time(mine['seconds']):>13s}")
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    rest = left["seconds"]
     print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}% {costs.format_cpu_time(rest):>13s}"
           f"  (run files, or cells in a committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
-    print(f"left: about {costs.format_cpu_time(rest)} of CPU time by the cost model (runs shared by figures once), "
-          f"about {costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
+    print(f"left: {left['jobs']:,} simulation jobs, about {costs.format_cpu_time(rest)} of CPU time by the cost model "
+          f"(runs shared by figures once; as `estimate` and Snakemake's notice count them), about "
+          f"{costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
           f"within about a factor of 2 on the machine it was fitted on (a running job's own line below is measured)")
     logs = paths.simulate_log(args.scale)
     now, running = time.time(), []
@@ -542,26 +535,61 @@ def cmd_progress(args):
         print(f"  {name}: {last}")
 
 
-def cmd_estimate(args):
-    """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
-    (costs.cell_cost_seconds); runs nothing."""
+def _plan(args) -> dict:
+    """What a run of the ids on the command line (default: `all`) at ``args.scale`` involves, as the
+    workflow sees it: the resolved figures (not skipped: ``--skip``, default the config's ``skip``;
+    not reused: ``--reuse-records``), the cell keys their committed archives supply, and the
+    shared-pass groups of the scale.  The input of costs.work_left for estimate and progress."""
+    from . import archive, data
+
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
+    skip = config.get("skip", []) if args.skip is None else args.skip
+    skipped = set(registry.match_ids(skip, sorted(entries), "skip pattern")) if skip else set()
+    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else [
+        i for i in sorted(entries) if i not in skipped]
+    if args.reuse_records:
+        ids = [i for i in ids if not os.path.exists(paths.record_file(args.scale, i))]
+    data_dir = data.config_data_dir(args.configfile, config.get("data_dir"))
+
+    def resolved(fid):     # as the workflow builds it: cells of absent optional datasets left out
+        return data.without_absent(entries[fid], registry.resolve(entries[fid], args.scale, config["scales"]), data_dir)
+
+    figs = [resolved(fid) for fid in ids]
+    shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]
+    return {"figs": figs, "per_job": per_job, "groups": registry.shared_groups(shared, config.get("shared_pass_group", 64)),
+            "covered": archive.covered_keys(figs, args.scale, config.get("archives", "use") == "use")}
+
+
+def cmd_estimate(args):
+    """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
+    (costs.cell_cost_seconds): all of its simulations, and what a run here would still simulate
+    (costs.work_left: cells of committed archives and run files present cost nothing, as in
+    ``progress`` and the workflow's notice); runs nothing."""
     if args.pending:
-        return _estimate_pending(figs, per_job, args.scale)
+        config, entries = _load(args)
+        ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
+        figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
+        return _estimate_pending(figs, args.seeds_per_job or config["seeds_per_job"], args.scale)
+    plan = _plan(args)
+    figs, per_job = plan["figs"], plan["per_job"]
     print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
           f"a cost model (ensemble_bandits.costs.cell_cost_seconds, fitted on a 2-core machine, within about a "
-          f"factor of 2 there), not a measurement; nothing is run.")
-    print(f"{'figure':16s} {'cells':>7s} {'jobs':>7s} {'est. CPU':>10s}")
+          f"factor of 2 there), not a measurement; nothing is run.  'to run' leaves out the cells that committed "
+          f"archives supply and the run files present, as the workflow does.")
+    print(f"{'figure':16s} {'cells':>7s} {'run files':>9s} {'est. CPU':>10s} {'to run':>10s}")
     for fig in figs:
         row = costs.cost_summary(costs.run_costs([fig], per_job))
+        left = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
         cpu = costs.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
-        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:7,d} {cpu:>10s}")
+        todo = costs.format_cpu_time(left["seconds"]) if left["runs"] else "-"
+        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:9,d} {cpu:>10s} {todo:>10s}")
     total = costs.cost_summary(costs.run_costs(figs, per_job))
-    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {costs.format_cpu_time(total['seconds']):>10s}"
-          f"  (cells shared by figures counted once)")
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:9,d} {costs.format_cpu_time(total['seconds']):>10s} "
+          f"{costs.format_cpu_time(left['seconds']):>10s}  (cells shared by figures counted once)")
+    print(f"to run here: {left['jobs']:,} simulation jobs ({left['cells']:,} cells), about "
+          f"{costs.format_cpu_time(left['seconds'])} of CPU time: what Snakemake's notice says before this run")
 
 
 def _estimate_pending(figs, per_job, scale):
@@ -629,11 +657,19 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--scale", default=None, choices=registry.SCALES,
                         help="smoke, default or paper (default: the config's scale)")
 
+    def plan_options(sp):
+        sp.add_argument("--skip", default=None, type=lambda t: [x.strip() for x in t.strip("[]").split(",") if x.strip()],
+                        help="ids or glob patterns left out, as the config's skip (default: the config's), "
+                             "e.g. 'epp-fig2b,epp-fig8*'")
+        sp.add_argument("--reuse-records", action="store_true",
+                        help="leave out the ids that have a record, as `--config reuse_records=true` does")
+
     # for users first (--help lists subcommands in this order), then those the workflow's rules run
     es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
     common(es)
     es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
     es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    plan_options(es)
     es.add_argument("--pending", action="store_true",
                     help="list the cells of pending readings instead: key, estimated CPU time, run files")
     es.set_defaults(fn=cmd_estimate)
@@ -642,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(pr)
     pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
     pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    plan_options(pr)
     pr.add_argument("--all", action="store_true", help="list complete figures too")
     pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
                     help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")

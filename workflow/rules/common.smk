@@ -78,9 +78,7 @@ def figure(scale, fid):
         except (registry.RegistryError, ValueError) as err:
             raise WorkflowError(f"invalid figure registry: {err}")
         # optional datasets absent from data_dir: the cells that read them are left out ("data absent")
-        optional = REGISTRY[fid].get("optional_data", [])
-        absent = [n for n in optional if not data.present(n, data_root())]
-        _RESOLVED[scale, fid] = registry.without_datasets(fig, absent, envs.cell_datasets) if absent else fig
+        _RESOLVED[scale, fid] = data.without_absent(REGISTRY[fid], fig, data_root())
     return _RESOLVED[scale, fid]
 
 
@@ -300,15 +298,19 @@ def announce_cost():
     if _COST_NOTICE or REPORTING:
         return
     _COST_NOTICE.append(True)
-    figs = [figure(scale, fid) for scale, fid in requested_figures()]
-    notice = costs.cost_notice(figs, config["seeds_per_job"], exists=os.path.exists)
+    wanted = requested_figures()
+    figs = [figure(scale, fid) for scale, fid in wanted]
+    covered = {fid: {k for _, keys in archive_sources(scale, fid) for k in keys} for scale, fid in wanted}
+    notice = costs.cost_notice(
+        figs, config["seeds_per_job"], exists=os.path.exists, covered=covered, groups=SHARED_GROUPS
+    )
     if notice:
         print(notice, file=sys.stderr, flush=True)
 
 
 # Archives (ensemble_bandits.archive): at these scales the committed archives stand in for the run
 # files of the cells they hold: a figure's own first, then other figures' (figures share cells).
-ARCHIVE_SCALES = ("paper",)
+ARCHIVE_SCALES = archive.ARCHIVE_SCALES
 
 
 @functools.lru_cache(maxsize=None)
@@ -316,10 +318,8 @@ def archive_sources(scale, fid):
     """[(path, keys)]: the committed archives that supply cells of ``fid`` and which (none unless
     scale is in ARCHIVE_SCALES and config archives: use).  A damaged own archive stops the workflow;
     another figure's is passed over."""
-    if scale not in ARCHIVE_SCALES or config.get("archives", "use") != "use":
-        return ()
     try:
-        return tuple(archive.committed_sources(figure(scale, fid), scale))
+        return tuple(archive.scale_sources(figure(scale, fid), scale, config.get("archives", "use") == "use"))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
 
