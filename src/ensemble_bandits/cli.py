@@ -657,7 +657,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--scale", default=None, choices=registry.SCALES,
                         help="smoke, default or paper (default: the config's scale)")
 
-    def plan_options(sp):
+    def figure_options(sp, plan=False):
+        """The options of the user commands that read figures: ids, seeds per job; with ``plan``, what
+        the workflow's run would leave out (skip, reuse_records)."""
+        common(sp)
+        sp.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+        sp.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+        if not plan:
+            return
         sp.add_argument("--skip", default=None, type=lambda t: [x.strip() for x in t.strip("[]").split(",") if x.strip()],
                         help="ids or glob patterns left out, as the config's skip (default: the config's), "
                              "e.g. 'epp-fig2b,epp-fig8*'")
@@ -666,19 +673,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     # for users first (--help lists subcommands in this order), then those the workflow's rules run
     es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
-    common(es)
-    es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    plan_options(es)
+    figure_options(es, plan=True)
     es.add_argument("--pending", action="store_true",
                     help="list the cells of pending readings instead: key, estimated CPU time, run files")
     es.set_defaults(fn=cmd_estimate)
 
     pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
-    common(pr)
-    pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
-    pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    plan_options(pr)
+    figure_options(pr, plan=True)
     pr.add_argument("--all", action="store_true", help="list complete figures too")
     pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
                     help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
@@ -687,9 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(fn=cmd_progress)
 
     tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
-    common(tm)
-    tm.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    tm.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+    figure_options(tm)
     tm.add_argument("--cells", action="store_true",
                     help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
     tm.add_argument("--page", default=None, metavar="FILE",
