@@ -649,18 +649,15 @@ def build_parser() -> argparse.ArgumentParser:
                                                          f"v{ALGORITHMS_VERSION})")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    def common(sp):
+    def figure_options(sp, plan=False):
+        """The options of the user commands that read figures: config, scale, ids, seeds per job; with
+        ``plan``, what the workflow's run would leave out (skip, reuse_records)."""
         sp.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
         sp.add_argument("--config-dir", default="config", help="holds figures/*.yaml, the registry (default: %(default)s)")
         sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml", help="the registry's schema")
         sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
         sp.add_argument("--scale", default=None, choices=registry.SCALES,
                         help="smoke, default or paper (default: the config's scale)")
-
-    def figure_options(sp, plan=False):
-        """The options of the user commands that read figures: ids, seeds per job; with ``plan``, what
-        the workflow's run would leave out (skip, reuse_records)."""
-        common(sp)
         sp.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
         sp.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
         if not plan:
