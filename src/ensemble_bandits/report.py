@@ -84,11 +84,21 @@ def claim_text(claim: dict) -> str:
 
 
 def claims_rst(fid: str, results: list) -> str:
+    """A figure's claims as the reST of its HTML-report caption: each claim's verdict, sentence and
+    numbers, its cause where it has one (the registry's notes, :func:`with_registry_notes`) and the
+    verdicts of its other readings."""
     if not results:
         return "*No quantitative claim is attached to this item.*\n"
     lines = ["**Claims** (status at this scale):", ""]
     for r in results:
-        lines.append(f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}")
+        line = f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}"
+        if r.get("cause") and r["status"] in ("not reproduced", "inconclusive"):
+            line += f" — *cause:* {_cause_rst(r['cause'])}"
+        for rd in r.get("readings", []):
+            why = _reading_cause(r, rd) and (_cause_rst(rd["cause"]) if rd.get("cause") else "not stated")
+            line += (f" ‖ *reading {rst_escape(rd['label'])}* ({rst_escape(rd['says'])}): **{rd['status']}** — "
+                     f"{rst_escape(rd['numbers'])}" + (f" — *cause:* {why}" if why else ""))
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -214,11 +224,11 @@ def reproduced_elsewhere(rows) -> list:
     return sorted(labels or [])
 
 
-def tally(figures: list, scale: str = "paper") -> str:
-    """The report's count: verdicts per finding under the primary reading (a finding checked in
-    several figures is reproduced only if it is in each), how many of the others are reproduced
-    under another reading, their causes, and the rows left out (repeats, reported, designed
-    transpositions)."""
+def tally_counts(figures: list, scale: str = "paper") -> dict:
+    """The numbers behind :func:`tally`: ``counts`` (verdict -> counted findings), the rows and
+    findings left out (``repeats``, ``reported``, ``transposed``, ``substituted``), the ``causes`` of
+    the findings not reproduced, how many of those are reproduced ``elsewhere`` (another reading),
+    and how many verdicts come from an ``earlier`` rule."""
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
     causes, elsewhere, earlier = {}, 0, 0
     for rows in findings(figures).values():
@@ -241,6 +251,18 @@ def tally(figures: list, scale: str = "paper") -> str:
                                                 else "no cause stated (reduced scale; see below)")
             causes[kind] = causes.get(kind, 0) + 1
             elsewhere += bool(reproduced_elsewhere(rows))
+    return {"counts": counts, "repeats": repeats, "reported": reported, "transposed": transposed,
+            "substituted": substituted, "causes": causes, "elsewhere": elsewhere, "earlier": earlier}
+
+
+def tally(figures: list, scale: str = "paper") -> str:
+    """The report's count: verdicts per finding under the primary reading (a finding checked in
+    several figures is reproduced only if it is in each), how many of the others are reproduced
+    under another reading, their causes, and the rows left out (repeats, reported, designed
+    transpositions)."""
+    t = tally_counts(figures, scale)
+    counts, repeats, reported, transposed = t["counts"], t["repeats"], t["reported"], t["transposed"]
+    substituted, causes, elsewhere, earlier = t["substituted"], t["causes"], t["elsewhere"], t["earlier"]
     text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
@@ -348,6 +370,11 @@ def _cause_text(c: dict, seeds=None) -> str:
 
 def _cause_line(cause: dict) -> str:
     return f"**{cause['kind']}**: {cause['why']}"
+
+
+def _cause_rst(cause: dict) -> str:
+    """:func:`_cause_line` in reStructuredText."""
+    return f"**{rst_escape(cause['kind'])}**: {rst_escape(cause['why'])}"
 
 
 def summary_table(figures: list, scale: str) -> list:

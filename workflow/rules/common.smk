@@ -195,18 +195,6 @@ def figure_targets(scale, ids):
 REPORTING = any(a.split("=")[0] in ("--report", "--reporter") for a in sys.argv[1:])
 
 
-def record_claims_rst(w) -> str:
-    """The claims of a figure's record (figures/<scale>/records/<id>.json) as the reST of its
-    HTML-report caption; "" when it has no record yet."""
-    fid = f"{w.paper}-{w.fig}"
-    path = paths.record_file(w.scale, fid)
-    if not os.path.exists(path):
-        return ""
-    from ensemble_bandits.report import claims_rst, read_record
-
-    return claims_rst(fid, read_record(path)["claims"])
-
-
 def built_figures(scale, ids):
     """Ids whose figure files exist at ``scale``."""
     return [i for i in ids if all(os.path.exists(f) for f in figure_targets(scale, [i]))]

@@ -1,7 +1,33 @@
 # REPORT.md (every claim of every figure at one scale) and per-paper reports; paper targets.
+from snakemake.logging import logger
 
 
 report: "../report/workflow.rst"
+
+
+def report_texts(scale):
+    """The HTML report's first page (ensemble_bandits.landing; workflow/report/workflow.rst shows
+    it), the verdicts of the records of the figures built at ``scale``, and each figure's claims for
+    its caption (workflow/report/figure.rst): {"landing": reST, "claims": {id: reST}}."""
+    from ensemble_bandits.landing import landing_rst
+    from ensemble_bandits.report import claims_rst, read_record, with_registry_notes
+
+    ids = built_ids(scale)
+    shown = [i for i in built_figures(scale, ids) if os.path.exists(paths.record_file(scale, i))]
+    records = with_registry_notes([read_record(paths.record_file(scale, i)) for i in shown], REGISTRY)
+    return {
+        "landing": landing_rst(scale, records, not_built=[i for i in ids if i not in shown]),
+        "claims": {r["id"]: claims_rst(r["id"], r["claims"]) for r in records},
+    }
+
+
+# --report only: the texts of the report's pages (config is how Snakemake hands text to its
+# templates; as job parameters they would be listed again under each figure), and Snakemake's
+# warning per file made elsewhere ("Missing metadata", one per committed file: they buried the
+# report's own lines) left out.
+if REPORTING:
+    config["_report"] = report_texts(SCALE)
+    logger.addFilter(lambda record: not str(record.msg).startswith("Missing metadata for file"))
 
 
 # The sections of reused ids (reuse_records) come from their existing records, which are not
