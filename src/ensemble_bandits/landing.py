@@ -4,8 +4,8 @@ opens), a table per paper, each finding not reproduced or inconclusive with its 
 full report is."""
 from __future__ import annotations
 
-from .report import (ICON, PAPERS, VERDICTS, counted, finding_cause, finding_status, findings, rst_escape,
-                     tally, tally_counts)
+from .report import (ICON, PAPERS, REDUCED_CAUSES, VERDICTS, counted, finding_cause, finding_status, findings,
+                     rst_escape, tally, tally_counts)
 
 
 def _table(rows: list) -> list:
@@ -26,7 +26,7 @@ def landing_rst(scale: str, figures: list, not_built=()) -> str:
             counts = tally_counts(mine, scale)["counts"]
             rows.append([f"**{paper}**: {rst_escape(name)}", str(sum(counts.values())),
                          *(str(counts[k]) for k in VERDICTS)])
-    out += _table(rows)
+    out += _table(rows) if len(rows) > 1 else []
     missed = []
     for rows_ in findings(figures).values():
         status, cause = finding_status(rows_), finding_cause(rows_)
@@ -34,11 +34,13 @@ def landing_rst(scale: str, figures: list, not_built=()) -> str:
             missed.append((rows_[0], status, cause))
     if missed:
         out += ["Not reproduced or inconclusive, with the cause", "-" * 46, ""]
+        out += [REDUCED_CAUSES, ""] if scale != "paper" else []
         for (fid, claim), status, cause in missed:
             why = f" — {rst_escape(cause['kind'])}: {rst_escape(cause.get('why', ''))}" if cause else " — no cause stated"
             out.append(f"- ``{fid}`` · {rst_escape(claim['id'])}: {ICON[status]}{why}")
         out.append("")
-    out += [f"The full report, with every claim, its numbers and its readings: ``figures/{scale}/REPORT.md`` in the "
+    out += [f"The full report, with every claim, its numbers and its readings: ``figures/{scale}/REPORT.md`` (written "
+            f"by ``all`` at this scale) in the "
             f"repository. Each figure (in the sections of the menu) shows the paper's caption and its claims with "
             f"their verdicts.", ""]
     if not_built:

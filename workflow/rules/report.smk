@@ -12,9 +12,14 @@ def report_texts(scale):
     from ensemble_bandits.landing import landing_rst
     from ensemble_bandits.report import claims_rst, read_record, with_registry_notes
 
+    def record(fid):  # published by `all`; a figure built alone leaves it staged
+        published = paths.record_file(scale, fid)
+        found = [p for p in (published, paths.staged(published)) if os.path.exists(p)]
+        return found[0] if found else None
+
     ids = built_ids(scale)
-    shown = [i for i in built_figures(scale, ids) if os.path.exists(paths.record_file(scale, i))]
-    records = with_registry_notes([read_record(paths.record_file(scale, i)) for i in shown], REGISTRY)
+    shown = [i for i in built_figures(scale, ids) if record(i)]
+    records = with_registry_notes([read_record(record(i)) for i in shown], REGISTRY)
     return {
         "landing": landing_rst(scale, records, not_built=[i for i in ids if i not in shown]),
         "claims": {r["id"]: claims_rst(r["id"], r["claims"]) for r in records},
