@@ -540,7 +540,7 @@ def _plan(args) -> dict:
     workflow sees it: the resolved figures (not skipped: ``--skip``, default the config's ``skip``;
     not reused: ``--reuse-records``), the cell keys their committed archives supply, and the
     shared-pass groups of the scale.  The input of costs.work_left for estimate and progress."""
-    from . import archive, data
+    from . import archive, data, validation
 
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
@@ -553,7 +553,7 @@ def _plan(args) -> dict:
     data_dir = data.config_data_dir(args.configfile, config.get("data_dir"))
 
     def resolved(fid):     # as the workflow builds it: cells of absent optional datasets left out
-        return data.without_absent(entries[fid], registry.resolve(entries[fid], args.scale, config["scales"]), data_dir)
+        return validation.without_absent(entries[fid], registry.resolve(entries[fid], args.scale, config["scales"]), data_dir)
 
     figs = [resolved(fid) for fid in ids]
     shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]

@@ -135,16 +135,6 @@ def present(name: str, data_dir) -> bool:
     return all(Path(p).is_file() for p in files([name], data_dir))
 
 
-def without_absent(entry: dict, fig: dict, data_dir) -> dict:
-    """The resolved figure ``fig`` of registry ``entry`` without the cells that read an optional
-    dataset (``optional_data:``) absent from ``data_dir``: as the workflow builds it ("data absent")."""
-    from .envs import cell_datasets
-    from .registry import without_datasets
-
-    absent = [n for n in entry.get("optional_data", []) if not present(n, data_dir)]
-    return without_datasets(fig, absent, cell_datasets) if absent else fig
-
-
 def verify(names, data_dir, base=None) -> list[str]:
     """Check that ``data_dir`` (relative to ``base``, see :func:`absolute`) holds every file of
     datasets ``names`` with the expected SHA-256; return their absolute paths.  Raises

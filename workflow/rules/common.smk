@@ -78,7 +78,7 @@ def figure(scale, fid):
         except (registry.RegistryError, ValueError) as err:
             raise WorkflowError(f"invalid figure registry: {err}")
         # optional datasets absent from data_dir: the cells that read them are left out ("data absent")
-        _RESOLVED[scale, fid] = data.without_absent(REGISTRY[fid], fig, data_root())
+        _RESOLVED[scale, fid] = validation.without_absent(REGISTRY[fid], fig, data_root())
     return _RESOLVED[scale, fid]
 
 
