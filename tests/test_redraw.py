@@ -70,3 +70,14 @@ def test_a_static_table_keeps_its_record_only_while_it_is_unchanged():
     assert redraw.redrawn_record(_record(run=TODAY), previous, archived=False) is previous
     new = _record("mean 2.0", run=TODAY)
     assert redraw.redrawn_record(new, previous, archived=False) is new
+
+
+def test_a_report_of_unchanged_records_keeps_the_report_in_place(tmp_path):
+    old = "# Replication report\n\nProvenance: commit c0d6284, generated 2026-11-27.\n\n56 claims checked.\n"
+    path = tmp_path / "REPORT.md"
+    path.write_text(old)
+    assert redraw.unchanged_report(old.replace("c0d6284, generated 2026-11-27", "d2ab500, generated 2026-11-29"),
+                                   path) == old
+    changed = old.replace("c0d6284", "d2ab500").replace("56", "57")
+    assert redraw.unchanged_report(changed, path) == changed
+    assert redraw.unchanged_report(changed, tmp_path / "none.md") == changed

@@ -349,8 +349,12 @@ def cmd_report(args):
         md = paths.table_markdown(args.scale, fid)
         if os.path.exists(md):
             tables[fid] = open(md, encoding="utf-8").read()
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived,
-                                      tables=tables), args.out)
+    from .redraw import unchanged_report
+
+    text = report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived, tables=tables)
+    # the report in place (figures/<scale>/, where rule publish_report copies it) stays as it is when
+    # nothing but its provenance line would change
+    write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
 
 
 def cmd_timings(args):

@@ -4,7 +4,8 @@ A record's ``run`` names the run that made its numbers.  A redraw makes no numbe
 from an archive that an earlier run made, so the record keeps that run (from the record it replaces,
 committed with the archive) and names the redraw separately, under ``redecided`` (commit, date,
 machine of the re-decision).  A redraw that changes nothing but this provenance keeps the record in
-place byte for byte, so rebuilding a figure from its archive leaves a committed tree clean."""
+place byte for byte, so rebuilding a figure from its archive leaves a committed tree clean; so does
+a REPORT.md assembled again from unchanged records (:func:`unchanged_report`)."""
 from __future__ import annotations
 
 import json
@@ -52,3 +53,19 @@ def redecided_line(record: dict) -> str:
         return ""
     return (f"*Re-decided* at commit {again['commit']} ({again['generated']}) from the archive of the run at commit "
             f"{record['run']['commit']} ({record['run']['generated']}, {record['run']['machine']}).")
+
+
+def unchanged_report(text: str, previous_path) -> str:
+    """``text``, a REPORT.md just assembled, or the one at ``previous_path`` when the two differ only
+    in their provenance line (the commit, date and machine of the assembly): a report of unchanged
+    records keeps the committed file byte for byte."""
+    try:
+        with open(previous_path, encoding="utf-8") as fh:
+            previous = fh.read()
+    except OSError:
+        return text
+
+    def body(t):
+        return [line for line in t.splitlines() if not line.startswith("Provenance: ")]
+
+    return previous if body(previous) == body(text) else text
