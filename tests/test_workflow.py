@@ -1,6 +1,8 @@
 """End to end: the whole workflow at smoke scale in a scratch copy of the project.
 
-Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.
+Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.  The smoke run's
+wall-clock limit (2,400 s on an idle 2-core machine) is scaled to the machine's measured speed and
+load (helpers.timeout_s; EB_TEST_TIMEOUT_FACTOR overrides it).
 """
 from __future__ import annotations
 
