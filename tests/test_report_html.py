@@ -96,3 +96,27 @@ def test_the_paper_scale_report_of_a_fresh_clone_opens_on_the_tally(tmp_path):
     assert len(re.findall(r"<tr><td><strong>(?:phe|lines|glmes|epp)</strong>", desc)) == len(registry.PAPERS)
     assert "REPORT.md" in desc
     assert page.count("(status at this scale)") == sum(1 for r in records if r["claims"])   # once per figure
+
+
+def _browser():
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+@pytest.mark.workflow
+@pytest.mark.skipif(_browser() is None, reason="no headless browser (chromium) on this machine: "
+                                              "apt-get install chromium to run this check")
+def test_a_headless_browser_opens_the_report_on_the_tally(tmp_path):
+    """The report is a single-page app: its landing page exists only once a browser has run it."""
+    project = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
+    out = tmp_path / "report.html"
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--report", str(out), "all", "--config", "scale=paper"],
+                         cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    dom = subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
+                          "--dump-dom", out.as_uri()], capture_output=True, text=True, timeout=timeout_s(120))
+    rendered = re.sub(r"<script\b.*?</script>", "", dom.stdout, flags=re.S)   # what the page shows, not its data
+    text = " ".join(re.sub(r"<[^>]+>", " ", rendered).split())
+    assert "Verdicts at scale paper" in text, text[:3000]
+    assert re.search(r"\d+ claims checked: \d+ reproduced, \d+ not reproduced, \d+ inconclusive", text)
+    assert text.index("claims checked") < text.index("Not reproduced or inconclusive, with the cause")

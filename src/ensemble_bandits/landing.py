@@ -4,8 +4,8 @@ opens), a table per paper, each finding not reproduced or inconclusive with its 
 full report is."""
 from __future__ import annotations
 
-from .report import (ICON, PAPERS, REDUCED_CAUSES, VERDICTS, counted, finding_cause, finding_status, findings,
-                     rst_escape, tally, tally_counts)
+from .report import (ICON, PAPERS, REDUCED_CAUSES, VERDICTS, _short, counted, finding_cause, finding_status,
+                     findings, rst_escape, tally, tally_counts)
 
 
 def _table(rows: list) -> list:
@@ -18,13 +18,14 @@ def _table(rows: list) -> list:
 
 def landing_rst(scale: str, figures: list, not_built=()) -> str:
     """The landing page for the records ``figures`` (with their registry notes) at ``scale``."""
-    out = [f"Verdicts at scale ``{scale}``", "=" * (len(scale) + 22), "", rst_escape(tally(figures, scale)), ""]
+    # the tally as REPORT.md opens (its markdown *emphasis* is reST emphasis too)
+    out = [f"Verdicts at scale ``{scale}``", "=" * (len(scale) + 22), "", tally(figures, scale), ""]
     rows = [["paper", "claims", *VERDICTS]]
     for paper, name in PAPERS.items():
         mine = [f for f in figures if f["paper"] == paper]
         if mine:
             counts = tally_counts(mine, scale)["counts"]
-            rows.append([f"**{paper}**: {rst_escape(name)}", str(sum(counts.values())),
+            rows.append([f"**{paper}** ({rst_escape(name.split(',')[0])})", str(sum(counts.values())),
                          *(str(counts[k]) for k in VERDICTS)])
     out += _table(rows) if len(rows) > 1 else []
     missed = []
@@ -36,7 +37,7 @@ def landing_rst(scale: str, figures: list, not_built=()) -> str:
         out += ["Not reproduced or inconclusive, with the cause", "-" * 46, ""]
         out += [REDUCED_CAUSES, ""] if scale != "paper" else []
         for (fid, claim), status, cause in missed:
-            why = f" — {rst_escape(cause['kind'])}: {rst_escape(cause.get('why', ''))}" if cause else " — no cause stated"
+            why = f" — {rst_escape(cause['kind'])}: {rst_escape(_short(cause['why']))}" if cause else " — no cause stated"
             out.append(f"- ``{fid}`` · {rst_escape(claim['id'])}: {ICON[status]}{why}")
         out.append("")
     out += [f"The full report, with every claim, its numbers and its readings: ``figures/{scale}/REPORT.md`` (written "
