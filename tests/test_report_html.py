@@ -70,15 +70,23 @@ class _Headings(html.parser.HTMLParser):
             self.headings.append(data)
 
 
-@pytest.mark.workflow
-def test_the_paper_scale_report_of_a_fresh_clone_opens_on_the_tally(tmp_path):
-    project = copy_project(tmp_path / "p")
+@pytest.fixture(scope="module")
+def paper_report(tmp_path_factory):
+    """A fresh clone's report at paper scale (the committed files only): (project, report, its log)."""
+    tmp = tmp_path_factory.mktemp("report")
+    project = copy_project(tmp / "p")
     shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
-    out = tmp_path / "report.html"
+    out = tmp / "report.html"
     res = subprocess.run([sys.executable, "-m", "snakemake", "--report", str(out), "all", "--config", "scale=paper"],
                          cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
     log = res.stdout + res.stderr
     assert res.returncode == 0, log[-3000:]
+    return project, out, log
+
+
+@pytest.mark.workflow
+def test_the_paper_scale_report_of_a_fresh_clone_opens_on_the_tally(paper_report):
+    project, out, log = paper_report
     assert "Missing metadata" not in log and len(log.splitlines()) < 150, log[-3000:]
     assert re.search(r"report: \d+ of \d+ figures are built at scale 'paper'", log)
     page = out.read_text(encoding="utf-8")
@@ -105,14 +113,9 @@ def _browser():
 @pytest.mark.workflow
 @pytest.mark.skipif(_browser() is None, reason="no headless browser (chromium) on this machine: "
                                               "apt-get install chromium to run this check")
-def test_a_headless_browser_opens_the_report_on_the_tally(tmp_path):
+def test_a_headless_browser_opens_the_report_on_the_tally(paper_report):
     """The report is a single-page app: its landing page exists only once a browser has run it."""
-    project = copy_project(tmp_path / "p")
-    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
-    out = tmp_path / "report.html"
-    res = subprocess.run([sys.executable, "-m", "snakemake", "--report", str(out), "all", "--config", "scale=paper"],
-                         cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
-    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    _, out, _ = paper_report
     dom = subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
                           "--dump-dom", out.as_uri()], capture_output=True, text=True, timeout=timeout_s(120))
     rendered = re.sub(r"<script\b.*?</script>", "", dom.stdout, flags=re.S)   # what the page shows, not its data
