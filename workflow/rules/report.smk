@@ -1,29 +1,7 @@
 # REPORT.md (every claim of every figure at one scale) and per-paper reports; paper targets.
-from snakemake.logging import logger
 
 
 report: "../report/workflow.rst"
-
-
-def report_texts(scale):
-    """The HTML report's first page (ensemble_bandits.landing; workflow/report/workflow.rst shows
-    it), the verdicts of the records of the figures built at ``scale``, and each figure's claims for
-    its caption (workflow/report/figure.rst): {"landing": reST, "claims": {id: reST}}."""
-    from ensemble_bandits.landing import landing_rst
-    from ensemble_bandits.report import claims_rst, read_record, with_registry_notes
-
-    def record(fid):  # published by `all`; a figure built alone leaves it staged
-        published = paths.record_file(scale, fid)
-        found = [p for p in (published, paths.staged(published)) if os.path.exists(p)]
-        return found[0] if found else None
-
-    ids = built_ids(scale)
-    shown = [i for i in built_figures(scale, ids) if record(i)]
-    records = with_registry_notes([read_record(record(i)) for i in shown], REGISTRY)
-    return {
-        "landing": landing_rst(scale, records, not_built=[i for i in ids if i not in shown]),
-        "claims": {r["id"]: claims_rst(r["id"], r["claims"]) for r in records},
-    }
 
 
 # --report only: the texts of the report's pages (config is how Snakemake hands text to its
