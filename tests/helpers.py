@@ -1,7 +1,11 @@
 """Helpers shared by the test modules."""
+import functools
+import math
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +57,65 @@ def final_per_seed(df):
     return final_rows(df, keys=("seed",))
 
 
-def run_fresh_python(code: str, timeout: int = 120) -> None:
+def run_fresh_python(code: str, idle_s: float = 120) -> None:
     """Run ``code`` in a fresh interpreter (a clean ``sys.modules``) and assert that it printed "ok"
     as its last line (what an import check needs: nothing imported by the test process counts)."""
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s(idle_s))
     assert res.stdout.strip().endswith("ok"), res.stdout + res.stderr
 
+
+
+# Wall-clock limits.  A test that starts a subprocess gives it a limit, so that a hang fails the test
+# instead of stalling the suite; the limit is written for an idle 2-core machine and scaled here to
+# the machine the tests run on, measured at the moment of the call: its CPU speed (a fixed loop's
+# CPU time against this reference) times its load (the loop's wall time over its CPU time, and the
+# load average per core).  A busy machine gets proportionally longer limits.  TIMEOUT_ENV overrides
+# the measurement: a number is the factor itself, 0 (or "off") removes every limit.
+TIMEOUT_ENV = "EB_TEST_TIMEOUT_FACTOR"
+_LOOP, _LOOP_CPU_S = 2_000_000, 0.14   # CPU seconds of the loop on the reference machine
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_speed() -> float:
+    """How many times slower than the reference this machine's CPU runs the loop (at least 1)."""
+    best = math.inf
+    for _ in range(3):
+        c0, s = time.process_time(), 0
+        for i in range(_LOOP):
+            s += i * i
+        best = min(best, time.process_time() - c0)
+    return max(1.0, best / _LOOP_CPU_S)
+
+
+def _load() -> float:
+    """How many times longer a CPU-bound step takes now than on an idle machine (at least 1)."""
+    t0, c0, s = time.perf_counter(), time.process_time(), 0
+    for i in range(_LOOP // 10):
+        s += i * i
+    sampled = (time.perf_counter() - t0) / max(time.process_time() - c0, 1e-3)
+    per_core = max(os.getloadavg()) / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 0.0
+    return max(1.0, sampled, per_core)
+
+
+def timeout_factor():
+    """The factor applied to every limit (None: no limits), from TIMEOUT_ENV or measured now."""
+    env = os.environ.get(TIMEOUT_ENV, "").strip().lower()
+    if env in ("0", "off", "none"):
+        return None
+    if env:
+        return float(env)
+    return _cpu_speed() * _load()
+
+
+def timeout_s(idle_s: float):
+    """The wall-clock limit for a step that takes well under ``idle_s`` seconds on an idle 2-core
+    machine, scaled to this machine now (see TIMEOUT_ENV); None where limits are off."""
+    factor = timeout_factor()
+    return None if factor is None else idle_s * factor
+
+
+def timeout_argv(idle_s: float, kill_after_s: float = 10) -> list:
+    """``timeout -k ... <limit>`` to put before a command line: :func:`timeout_s` for a shell
+    wrapper (empty where limits are off)."""
+    limit = timeout_s(idle_s)
+    return [] if limit is None else ["timeout", "-k", str(kill_after_s), str(math.ceil(limit))]

@@ -13,7 +13,7 @@ import pytest
 
 from ensemble_bandits import archive, paths, runner
 from ensemble_bandits.aggregate import cell_frames, figure_table
-from helpers import ROOT, copy_project
+from helpers import ROOT, copy_project, timeout_s
 
 
 def _runs(seeds, rounds=(10, 20, 30)):
@@ -150,7 +150,7 @@ def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_pa
     (project / f"figures/paper/{fid}.png").unlink()
     res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", paths.record_file("paper", fid),
                           f"figures/paper/{fid}.png", paths.archive_file("paper", fid), "--config", "scale=paper",
-                          "--forcerun", "archive"], cwd=project, capture_output=True, text=True, timeout=600)
+                          "--forcerun", "archive"], cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     assert "rule simulate" not in out and "simulate_group" not in out, out[-3000:]
@@ -160,3 +160,45 @@ def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_pa
     stamps = ("run", "sha256", "archive_sha256")       # the run, and the hashes a record carries since it has them
     assert {k: v for k, v in again.items() if k not in stamps} == {k: v for k, v in record.items() if k not in stamps}
     assert again["archive_sha256"] == archive.content_sha256(project / paths.archive_file("paper", fid))
+def _git(project, *args):
+    return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.workflow
+def test_a_redraw_from_the_archive_leaves_the_committed_tree_clean_and_keeps_provenance(tmp_path):
+    """docs/scales.md's redraw in a committed copy: the record, PNG and PDF of a paper figure rebuilt
+    from its committed archive leave `git status` clean (the record keeps the run that made the
+    archive); where a number changes (here: the record in place was edited), the record says both the
+    archive's run and the commit that re-decided it."""
+    fid = "lines-gauss-ts"
+    project = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fresh clone")
+    record_path = project / paths.record_file("paper", fid)
+    archive_run = json.loads(record_path.read_text())["run"]
+    targets = [paths.record_file("paper", fid), f"figures/paper/{fid}.png", f"figures/paper/{fid}.pdf"]
+
+    def redraw():
+        res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *targets, "--config", "scale=paper",
+                              "--forcerun", "claims", "figure"], cwd=project, capture_output=True, text=True,
+                             timeout=timeout_s(600))
+        out = res.stdout + res.stderr
+        assert res.returncode == 0, out[-3000:]
+        assert "rule simulate" not in out and "simulate_group" not in out, out[-3000:]
+        assert "rule publish_record" in out, out[-3000:]           # the record was rebuilt, not left alone
+
+    redraw()
+    assert _git(project, "status", "--porcelain", "--untracked-files=no") == ""
+
+    edited = json.loads(record_path.read_text())
+    edited["claims"][0]["numbers"] += " (edited)"
+    record_path.write_text(json.dumps(edited, indent=1, ensure_ascii=False) + "\n")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a record decided otherwise")
+    head = _git(project, "rev-parse", "--short", "HEAD").strip()
+    redraw()
+    again = json.loads(record_path.read_text())
+    assert again["run"] == archive_run, "the record lost the run that made the archive"
+    assert again["redecided"]["commit"] == head
+    assert "(edited)" not in again["claims"][0]["numbers"]

@@ -35,7 +35,7 @@ import pytest
 
 from ensemble_bandits import cli, data, registry, runner, validation
 from ensemble_bandits.registry import RegistryError
-from helpers import ROOT, copy_project, repo_data_dir
+from helpers import ROOT, copy_project, repo_data_dir, timeout_s
 
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
@@ -597,7 +597,7 @@ def test_a_full_disk_leaves_no_partial_file_and_the_same_command_resumes(simulat
     log = tmp_path / "job.log"                              # what the terminal shows of the failed job
     res = subprocess.run(["bash", str(ROOT / "workflow" / "scripts" / "logged.sh"), str(log), sys.executable, "-c",
                           "import errno, os; raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=timeout_s(60))
     assert res.returncode == 1
     assert res.stderr.strip().splitlines()[-1] == f"error: OSError: [Errno 28] No space left on device [log: {log}]"
 
@@ -667,7 +667,7 @@ def early(tmp_path_factory):
             args += ["--configfile", f"{aid}-{cf[0]}"]
         cases.append((aid, str(elsewhere if aid == "L18" else base), args))
     res = subprocess.run([sys.executable, "-c", SNAKEMAKE_CASES, json.dumps(cases)], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=timeout_s(300))
     assert res.returncode == 0, res.stderr[-3000:]
     assert not (base / "results").exists() and not (elsewhere / "results").exists()     # no job ran
     return json.loads(res.stdout.splitlines()[-1])
@@ -734,7 +734,7 @@ def interrupted(project, tmp_path_factory, config):
     (meta / "metadata" / _b64(resolved)).write_text('{"version": ')              # garbage
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "lines-gauss-ts",
                           "glmes-tab1", "lines-tab1", "--config", "scale=smoke", "seeds_per_job=1000000000000",
-                          f"data_dir={data_dir}"], cwd=project, capture_output=True, text=True, timeout=300)
+                          f"data_dir={data_dir}"], cwd=project, capture_output=True, text=True, timeout=timeout_s(300))
     return {"rc": res.returncode, "out": res.stdout + res.stderr, "run": run, "keys": [s["key"] for s in fig["series"]],
             "data_dir": str(data_dir)}
 
@@ -800,7 +800,7 @@ def test_hostile_paths_and_titles_reach_no_shell_unquoted(interrupted, aid):
 def test_a_target_outside_the_project_is_no_rule(project, aid):
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1",
                           "figures/smoke/../../../../tmp/x.pdf", "--config", "scale=smoke"], cwd=project,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=timeout_s(300))
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "No rule to produce" in out, out[-3000:]
     assert "Traceback (most recent call last)" not in out and "Job stats" not in out
@@ -826,7 +826,7 @@ def test_an_output_directory_that_cannot_be_written(project, aid):
         res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1",
                               "results/smoke/figures/lines-tab1.json", "--forcerun", "resolve_figure", "--config",
                               "scale=smoke"], cwd=project,
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, text=True, timeout=timeout_s(300))
     finally:
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(out_dir)])

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import cli, registry, runner
 from ensemble_bandits.claims.core import ClaimError
@@ -134,7 +135,7 @@ def test_a_failing_report_job_leaves_the_committed_report_and_names_the_fix(tmp_
     skip = "[" + ",".join(sorted(set(registry.load_registry(ROOT / "config")) - recorded)) + "]"
     res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "figures/paper/REPORT.md", "--forcerun",
                           "report_all", "--config", "scale=paper", "reuse_records=true", f"skip={skip}"],
-                         cwd=project, capture_output=True, text=True, timeout=600)
+                         cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
     out = res.stdout + res.stderr
     assert res.returncode != 0, out[-3000:]
     assert "restore the committed file with `git checkout -- figures/paper/records/phe-tab1.json`" in out, out[-3000:]

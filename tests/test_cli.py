@@ -2,12 +2,14 @@
 answers where there is nothing to report, and clean one-line errors for corrupt cached results."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import cli, registry, report
 from ensemble_bandits.paths import project_root
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "ensemble_bandits.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=timeout_s(300))
 
 
 def _project_copy(tmp_path) -> Path:
@@ -41,6 +43,15 @@ def test_every_subcommand_has_help_text():
         assert len(line.split()) > 3, f"no help text for {cmd!r}:\n{res.stdout}"
 
 
+def test_help_lists_the_user_commands_before_the_workflow_ones():
+    res = _cli("--help", cwd=ROOT)
+    listed = re.search(r"\{([a-z,-]+)\}", res.stdout).group(1).split(",")
+    user, workflow = ["estimate", "progress", "timings", "data"], ["simulate", "simulate-group", "aggregate",
+                                                                   "publish", "claims", "report"]
+    assert listed == user + workflow, listed
+    assert res.stdout.index("For users:") < res.stdout.index("Run by the workflow's rules")
+
+
 def test_every_option_of_every_subcommand_has_help_text():
     import argparse
 
@@ -60,14 +71,29 @@ def test_unknown_scale_is_refused_with_the_choices():
 
 def test_timings_without_results_says_so_from_a_subdirectory(tmp_path):
     """Started below the project root, the CLI works in the project; with no simulation logs there
-    it says what to run instead of printing a table of zeros."""
+    it says so, and what estimates the cost, instead of printing a table of zeros."""
     project = _project_copy(tmp_path)                        # a project copy with no results at all
     res = _cli("timings", "--scale", "smoke", cwd=project / "config")
     assert res.returncode == 1, res.stdout + res.stderr
     assert f"(working in the project at {project.resolve()})" in res.stderr
     assert "no timings: no simulation has run at scale 'smoke'" in res.stderr
-    assert "snakemake --cores 2 all --config scale=smoke" in res.stderr
+    assert "ensemble-bandits estimate --scale smoke" in res.stderr
+    assert "docs/timings-smoke.md" not in res.stderr            # no committed page at this scale
     assert res.stdout == ""
+
+
+def test_timings_in_a_fresh_clone_points_to_the_committed_page(tmp_path):
+    """A fresh clone has no logs but has the committed measurements of the paper run: timings says
+    where they are, rather than suggesting the run itself (hundreds of CPU-hours)."""
+    import shutil
+
+    project = _project_copy(tmp_path)
+    (project / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "timings-paper.md", project / "docs" / "timings-paper.md")
+    res = _cli("timings", "--scale", "paper", cwd=project)
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "docs/timings-paper.md" in res.stderr and "ensemble-bandits estimate --scale paper" in res.stderr
+    assert "snakemake" not in res.stderr
 
 
 def test_outside_any_project_the_cli_uses_its_own_checkout(tmp_path):

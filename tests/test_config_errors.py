@@ -17,7 +17,7 @@ import pytest
 from ensemble_bandits import cli, costs, registry, runner, validation
 from ensemble_bandits.agents import glm_fit
 from ensemble_bandits.registry import RegistryError
-from helpers import copy_project
+from helpers import copy_project, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -286,8 +286,8 @@ def test_cost_notice_only_above_one_cpu_hour(entries, config):
     notice = costs.cost_notice(figs, 50)
     assert notice.startswith("Estimated cost of this run: about ")
     assert (f" h of CPU time in {total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale paper, "
-            f"seeds_per_job=50; run files already present not counted)") in notice
-    assert "estimate from a cost model" in notice and "cli estimate --scale paper" in notice
+            f"seeds_per_job=50; run files already present and cells of committed archives not counted)") in notice
+    assert "estimate from a cost model" in notice and "ensemble-bandits estimate --scale paper" in notice
     # run files already present are not counted
     assert costs.cost_notice(resolved(entries, config, "paper"), 50, exists=lambda path: True) is None
 
@@ -300,7 +300,7 @@ def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, entrie
     cli.main(["estimate", "phe-fig1", "epp-fig8*", "--scale", "paper", "--seeds-per-job", "10"])
     out = capsys.readouterr().out
     assert "an estimate from a cost model" in out and "nothing is run" in out
-    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:] if not line.startswith("to run here")}
     assert list(rows) == ["epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e", "phe-fig1", "total"]
     assert rows["phe-fig1"][:2] == ["18", "180"]                # 18 cells x 100 seeds / 10 per job
     assert rows["epp-fig8a"][:2] == [f"{grid['cells']:,}", f"{grid['jobs']:,}"]
@@ -332,7 +332,7 @@ def test_cli_estimate_pending_lists_the_cells_of_pending_readings(capsys, monkey
 
 def _dry_run(cwd, *args):
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=timeout_s(300))
     res.output = res.stdout + res.stderr
     return res
 
@@ -505,7 +505,7 @@ def test_a_hostile_id_or_skip_pattern_executes_nothing(project):
         for runner_args in (["-n"], []):
             res = subprocess.run([sys.executable, "-m", "snakemake", *runner_args, "--cores", "1",
                                   "figures/smoke/REPORT.md", "--config", "scale=smoke"], cwd=project,
-                                 capture_output=True, text=True, timeout=300)
+                                 capture_output=True, text=True, timeout=timeout_s(300))
             out = res.stdout + res.stderr
             assert res.returncode != 0 and "figure id 'phe-x`touch PWNED`' is not allowed" in out, out[-3000:]
             assert "Traceback (most recent call last)" not in out

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import runner
 from ensemble_bandits.agents import AGENTS
@@ -196,7 +197,7 @@ def test_catalog_imports_environment_modules_lazily():
             f"names, before = sorted(ENVIRONMENTS), {module!r} in sys.modules\n"
             "cls = ENVIRONMENTS['sphere_contexts']\n"
             f"print(json.dumps([names, before, cls.__module__, cls.__name__, {module!r} in sys.modules]))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s(120), check=False)
     assert res.returncode == 0, res.stderr
     names, *rest = json.loads(res.stdout)
     assert {"compact_sphere", "phe_linear", "russo_finite", "sphere_contexts", "sphere_gaussian"} <= set(names)

@@ -11,6 +11,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import plotting
 
@@ -262,7 +263,7 @@ def test_notebook_runs_standalone(tmp_path):
     res = subprocess.run([sys.executable, "-m", "ensemble_bandits.plotting.execute",
                           str(NB_DIR / "function_curve.ipynb"), str(tmp_path / "executed.ipynb"),
                           f"out_pdf={out_pdf}", f"out_png={out_png}"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                         cwd=tmp_path, capture_output=True, text=True, timeout=timeout_s(300))
     assert res.returncode == 0, res.stderr[-3000:]
     assert out_pdf.stat().st_size > 1000 and out_png.stat().st_size > 1000
     executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)     # and it shows the figure it drew

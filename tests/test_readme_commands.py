@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -38,7 +39,7 @@ def test_the_readme_shows_the_commands_this_file_checks():
 
 def _run(argv, **kw):
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, **kw)
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout_s(600), **kw)
 
 
 @pytest.mark.parametrize("cmd", [c for c in readme_commands() if c.startswith("snakemake") and "--report" not in c])

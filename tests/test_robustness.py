@@ -17,6 +17,7 @@ two in step.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 import shutil
@@ -31,7 +32,7 @@ import pytest
 
 from ensemble_bandits import registry
 from ensemble_bandits.aggregate import read_run
-from helpers import copy_project, repo_data_dir
+from helpers import copy_project, repo_data_dir, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
@@ -40,9 +41,9 @@ CHEAP = "results/smoke/tables/lines-gauss-ts.parquet"      # 2 cells x 4 seeds x
 SMOKE = ("--config", "scale=smoke")
 
 
-def _snakemake(cwd, *args, cores=2, timeout=600):
+def _snakemake(cwd, *args, cores=2, idle_s=600):
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), *args]
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s(idle_s))
     res.output = res.stdout + res.stderr
     return res
 
@@ -136,7 +137,7 @@ def test_kill_and_resume(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=project,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     runs, logs = project / "results/smoke/runs", project / "results/smoke/logs/simulate"
-    deadline, started, done = time.monotonic() + 120, [], []
+    deadline, started, done = time.monotonic() + (timeout_s(120) or math.inf), [], []
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             done = glob.glob(str(runs / "*/seeds-*.npz"))

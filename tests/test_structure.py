@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_fresh_python
+from helpers import run_fresh_python, timeout_s
 
 from ensemble_bandits import costs, runner, validation
 from ensemble_bandits.agents import AGENTS
@@ -76,7 +76,7 @@ def test_resolving_and_validating_every_figure_imports_no_torch():
             "assert 'torch' not in sys.modules, 'torch was imported'\n"
             "print('ok', len(entries))\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=PKG.parents[1], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=timeout_s(300))
     assert res.returncode == 0 and res.stdout.startswith("ok"), res.stdout + res.stderr
 
 

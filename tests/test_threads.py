@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import timeout_s
 
 pytest.importorskip("torch")
 
@@ -46,7 +47,7 @@ np.savez(sys.argv[2], **out)
 def _played(tmp_path, threads: int) -> dict:
     env = {**os.environ, **{k: str(threads) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
     out = tmp_path / f"threads-{threads}.npz"
-    subprocess.run([sys.executable, "-c", PLAY, json.dumps(CELLS), str(out)], env=env, check=True, timeout=600)
+    subprocess.run([sys.executable, "-c", PLAY, json.dumps(CELLS), str(out)], env=env, check=True, timeout=timeout_s(600))
     return dict(np.load(out))
 
 

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import cli, data, envs, registry, runner, validation
 from ensemble_bandits.claims import evaluate
@@ -220,7 +221,7 @@ def _dry_run(cwd, *args):
     import sys
 
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=timeout_s(300))
     return res.returncode, res.stdout + res.stderr
 
 

@@ -1,6 +1,8 @@
 """End to end: the whole workflow at smoke scale in a scratch copy of the project.
 
-Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.
+Marked ``workflow`` (several minutes): ``pytest -m "not workflow"`` skips it.  The smoke run's
+wall-clock limit (2,400 s on an idle 2-core machine) is scaled to the machine's measured speed and
+load (helpers.timeout_s; EB_TEST_TIMEOUT_FACTOR overrides it).
 """
 from __future__ import annotations
 
@@ -15,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from ensemble_bandits import paths, registry
-from helpers import copy_project
+from helpers import copy_project, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
 
 
-def _snakemake(cwd, *args, timeout=2400):
+def _snakemake(cwd, *args, idle_s=2400):
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s(idle_s))
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +77,7 @@ def test_one_figure_alone_and_bad_targets(smoke_run):
 
 def test_lint_is_clean(project):
     res = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=project, capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=timeout_s(300))
     assert "Congratulations" in res.stdout + res.stderr, res.stdout[-3000:] + res.stderr[-3000:]
 
 
@@ -110,7 +112,7 @@ def test_report_covers_what_was_built(smoke_run):
 def test_snakemake_files_are_formatted():
     """Snakefile and workflow/**/*.smk as snakefmt writes them (pyproject: [tool.snakefmt])."""
     res = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow/"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=timeout_s(120))
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
 
 

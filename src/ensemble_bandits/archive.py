@@ -294,3 +294,25 @@ def committed_sources(fig: dict, scale: str) -> list:
     from .paths import archive_file
 
     return covering(fig, committed(os.path.dirname(archive_file(scale, fig["id"])), fig["id"]), strict=False)
+
+
+# The scales at which the committed archives stand in for run files (the workflow's and the CLI's).
+ARCHIVE_SCALES = ("paper",)
+
+
+def scale_sources(fig: dict, scale: str, use: bool = True) -> list:
+    """:func:`committed_sources` where ``scale`` reads committed archives and the config's ``archives``
+    is ``use`` (``use``), else []."""
+    return committed_sources(fig, scale) if use and scale in ARCHIVE_SCALES else []
+
+
+def covered_keys(figs: list, scale: str, use: bool = True) -> dict:
+    """Figure id -> the cell keys its committed archives supply (:func:`scale_sources`; a figure whose
+    own archive is unreadable gets none: it is simulated, and its build names the damage)."""
+    out = {}
+    for fig in figs:
+        try:
+            out[fig["id"]] = {k for _, keys in scale_sources(fig, scale, use) for k in keys}
+        except ArchiveError:
+            out[fig["id"]] = set()
+    return out

@@ -4,7 +4,8 @@
     python -m ensemble_bandits.bench --quick    # per-step costs only
 
 1. microseconds per (instance, round) of LinTS, LinPHE (a = 1) and linear Ensemble++ (M = 16)
-   at d = 20, K = 100 with 100 seeds batched (median of repeats), and the cost growth with t;
+   at d = 20, K = 100 with 100 seeds batched (median of repeats), and the cost growth with t (the
+   rounds of 10-20 % and 90-100 % of the horizon, each round timed on its own: never negative);
 2. GLM-ES (also with --quick): microseconds per (instance, round) at d = 20, K = 50, m = 10, 100 GD
    steps, 50 seeds batched, at t ~ 10^3 and t ~ 10^4, and their ratio (per-arm statistics: the
    per-round cost should not grow with t; goal <= 1.5);
@@ -72,25 +73,32 @@ GRIDS = {"epp-fig8 grid (8a-e share runs)": ["epp-fig8a", "epp-fig8b", "epp-fig8
 
 def per_step(agent: dict, seeds: int = 100, horizon: int = 2000, repeats: int = 3, d: int = 20, K: int = 100):
     """Median microseconds per (instance, round) over ``repeats`` runs, and the per-round cost in
-    rounds 10-20 % and 90-100 % of the horizon (growth with t)."""
+    rounds 10-20 % and 90-100 % of the horizon (growth with t), each the median over the runs."""
     cell = {"env": {"name": "phe_linear", "d": d, "n_arms": K}, "agent": agent, "horizon": horizon}
-    totals = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        simulate(cell, range(seeds), max_batch=seeds)
-        totals.append(time.perf_counter() - t0)
-    tenth = horizon // 10   # differences of timed runs cancel the set-up cost
-    early = _timed_rounds(cell, seeds, 2 * tenth) - _timed_rounds(cell, seeds, tenth)
-    late = _timed_rounds(cell, seeds, horizon) - _timed_rounds(cell, seeds, horizon - tenth)
+    tenth = horizon // 10
+    runs = [_window_times(cell, seeds, [(tenth, 2 * tenth), (horizon - tenth, horizon)]) for _ in range(repeats)]
+    total, early, late = (statistics.median(col) for col in zip(*runs))
     scale = 1e6 / (seeds * tenth)
-    return 1e6 * statistics.median(totals) / (seeds * horizon), early * scale, late * scale
+    return 1e6 * total / (seeds * horizon), early * scale, late * scale
 
 
-def _timed_rounds(cell, seeds, rounds):
-    c = dict(cell, horizon=rounds)
+def _window_times(cell, seeds: int, windows) -> tuple:
+    """One run of ``cell``: its wall seconds in all (set-up included), then the seconds spent in the
+    rounds ``a < t <= b`` of each window: each round timed on its own and summed, so a window's time
+    is never negative (a difference of two whole-run timings can be, on a busy machine)."""
+    ids = list(range(seeds))
     t0 = time.perf_counter()
-    _run_batch(c, list(range(seeds)), checkpoints(rounds))
-    return time.perf_counter() - t0
+    env = make_env(cell["env"], ids)
+    agent = make_agent(cell["agent"], env.setting, ids, cell["horizon"])
+    spent = [0.0] * len(windows)
+    last = time.perf_counter()
+    for rnd in play(env, agent, cell["horizon"]):
+        now = time.perf_counter()
+        for i, (a, b) in enumerate(windows):
+            if a < rnd.t <= b:
+                spent[i] += now - last
+        last = now
+    return (last - t0, *spent)
 
 
 def figure_cells(fid: str, scale: str = "paper"):
@@ -648,7 +656,7 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="per-step costs only")
-    p.add_argument("--shared", action="store_true", help="the shared pass only (section 5)")
+    p.add_argument("--shared", action="store_true", help="the shared pass only (section 6)")
     p.add_argument("--neural", action="store_true", help="the neural agents only (section 7)")
     p.add_argument("--text", action="store_true", help="the text bandit only (section 8)")
     p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")

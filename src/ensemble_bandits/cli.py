@@ -1,13 +1,23 @@
-"""Command line used by the workflow rules: simulate, aggregate, claims, report.
+"""The project's command line, ``ensemble-bandits`` (or ``python -m ensemble_bandits.cli``).
 
-    python -m ensemble_bandits.cli simulate --cell '<json>' --seeds 0 50 --out results/.../seeds-0-50.npz
-    python -m ensemble_bandits.cli aggregate --figure F.json --table T.parquet --spec T.json
-    python -m ensemble_bandits.cli claims --figure F.json --table T.parquet --json C.json --rst C.rst
-    python -m ensemble_bandits.cli report --scale default --ids phe-fig1 ... --out figures/default/REPORT.md
-    (report reads the figures' records, figures/<scale>/records/<id>.json, written by claims --record)
+For users:
 
-F.json is a resolved figure, written by the workflow (results/<scale>/figures/<id>.json); the
-other commands (timings, estimate, data) read the configuration themselves.
+    ensemble-bandits estimate --scale paper 'epp-fig8*'   what a run would cost (cells, jobs, CPU time); runs nothing
+    ensemble-bandits progress --scale paper              a run in progress: done per figure, time left, running jobs
+    ensemble-bandits timings --scale paper               measured wall and CPU time of the simulations that ran
+    ensemble-bandits data check                          SHA-256 of every dataset file (data fetch: download)
+
+Run by the workflow's rules (Snakemake writes these command lines; rarely typed by hand):
+
+    simulate, simulate-group   one job: a cell (or cells sharing an environment) for a block of seeds -> run files
+    aggregate                  a figure's run files (or committed archive) -> its table and plot spec
+    claims                     a figure's claims decided on its table -> JSON, reStructuredText, its record
+    publish                    staged results copied into place under figures/<scale>/
+    report                     REPORT.md from the figures' records (figures/<scale>/records/<id>.json)
+
+Each subcommand has --help.  The --figure of the workflow's commands is a resolved figure
+written by the workflow (results/<scale>/figures/<id>.json); the user commands read the
+configuration themselves and work from any directory inside the project.
 """
 from __future__ import annotations
 
@@ -337,7 +347,13 @@ def cmd_claims(args):
                 digest = content_sha256(args.archive)
             except ArchiveError as err:
                 raise SystemExit(f"claims: {err}") from None
-        write_record(make_record(fig, results, archive_sha256=digest), args.record)
+        record = make_record(fig, results, archive_sha256=digest)
+        if args.redrawn:     # nothing simulated: keep the run that made the numbers (ensemble_bandits.redraw)
+            from .redraw import previous_record, redrawn_record
+
+            record = redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
+                                    archived=bool(fig["series"]))
+        write_record(record, args.record)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)
 
@@ -377,8 +393,12 @@ def cmd_report(args):
         md = paths.table_markdown(args.scale, fid)
         if os.path.exists(md):
             tables[fid] = open(md, encoding="utf-8").read()
-    write_text_atomic(report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived,
-                                      tables=tables), args.out)
+    from .redraw import unchanged_report
+
+    text = report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived, tables=tables)
+    # the report in place (figures/<scale>/, where rule publish_report copies it) stays as it is when
+    # nothing but its provenance line would change
+    write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
 
 
 def _with_revisions(args, entries, figures):
@@ -414,9 +434,12 @@ def cmd_timings(args):
         return
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):
+        page = os.path.join("docs", f"timings-{args.scale}.md")
+        committed = (f" The timings measured by the run that made the committed figures/{args.scale}/ results are in "
+                     f"{page}." if os.path.isfile(page) else "")
         raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
-                         f"{logs}/); build the figures first, e.g. `snakemake --cores 2 all --config "
-                         f"scale={args.scale}`, or `python -m ensemble_bandits.cli estimate` for a cost-model estimate")
+                         f"{logs}/).{committed} For what a run would cost here: `ensemble-bandits estimate --scale "
+                         f"{args.scale}` (a cost model; runs nothing); after a run, this command reads its logs.")
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
     ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
@@ -536,36 +559,29 @@ def _group_log_shares(log_dir) -> dict:
 
 def cmd_progress(args):
     """How far a run at a scale has got: per figure, the run files it needs, how many exist (or are
-    covered by its committed archive) and the cost model's CPU time of the rest; the whole run's time
-    left on ``--cores`` cores; and the simulate jobs running now with their last progress line (a log
-    without its "done in" line, written to in the last ``--recent`` seconds: round, rate, time left)."""
-    from . import archive as archives
-
-    config, entries = _load(args)
-    per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    need_all, have_all, left = 0, 0, {}
+    covered by its committed archive) and the cost model's CPU time of the rest (costs.work_left, as
+    ``estimate`` and the workflow's notice); the whole run's time left on ``--cores`` cores; and the
+    simulate jobs running now with their last progress line (a log without its "done in" line,
+    written to in the last ``--recent`` seconds: round, rate, time left)."""
+    plan = _plan(args)
+    figs, per_job = plan["figs"], plan["per_job"]
+    need_all, have_all = 0, 0
     print(f"{'figure':16s} {'run files':>10s} {'done':>6s} {'left (model)':>13s}")
-    for fid in ids:
-        fig = registry.resolve(entries[fid], args.scale, config["scales"])
-        cost = costs.run_costs([fig], per_job)
+    for fig in figs:
         runs = registry.figure_runs(fig, per_job)
-        try:
-            covered = {k for _, keys in archives.committed_sources(fig, args.scale) for k in keys}
-        except archives.ArchiveError:
-            covered = set()
-        missing = [f for f in runs if not (os.path.exists(f) or RUN_FILE.search(f).group(1) in covered)]
-        have = len(runs) - len(missing)
+        mine = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
+        have = len(runs) - len(mine["runs"])
         need_all, have_all = need_all + len(runs), have_all + have
-        mine = {f: cost.get(f, 0.0) for f in missing}
-        left.update(mine)
         if runs and (have < len(runs) or args.all):
-            print(f"{fid:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% {costs.format_cpu_time(sum(mine.values())):>13s}")
-    rest = sum(left.values())
+            print(f"{fig['id']:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% "
+                  f"{costs.format_cpu_time(mine['seconds']):>13s}")
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    rest = left["seconds"]
     print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}% {costs.format_cpu_time(rest):>13s}"
           f"  (run files, or cells in a committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
-    print(f"left: about {costs.format_cpu_time(rest)} of CPU time by the cost model (runs shared by figures once), "
-          f"about {costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
+    print(f"left: {left['jobs']:,} simulation jobs, about {costs.format_cpu_time(rest)} of CPU time by the cost model "
+          f"(runs shared by figures once; as `estimate` and Snakemake's notice count them), about "
+          f"{costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
           f"within about a factor of 2 on the machine it was fitted on (a running job's own line below is measured)")
     logs = paths.simulate_log(args.scale)
     now, running = time.time(), []
@@ -583,26 +599,61 @@ def cmd_progress(args):
         print(f"  {name}: {last}")
 
 
-def cmd_estimate(args):
-    """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
-    (costs.cell_cost_seconds); runs nothing."""
+def _plan(args) -> dict:
+    """What a run of the ids on the command line (default: `all`) at ``args.scale`` involves, as the
+    workflow sees it: the resolved figures (not skipped: ``--skip``, default the config's ``skip``;
+    not reused: ``--reuse-records``), the cell keys their committed archives supply, and the
+    shared-pass groups of the scale.  The input of costs.work_left for estimate and progress."""
+    from . import archive, data, validation
+
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
+    skip = config.get("skip", []) if args.skip is None else args.skip
+    skipped = set(registry.match_ids(skip, sorted(entries), "skip pattern")) if skip else set()
+    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else [
+        i for i in sorted(entries) if i not in skipped]
+    if args.reuse_records:
+        ids = [i for i in ids if not os.path.exists(paths.record_file(args.scale, i))]
+    data_dir = data.config_data_dir(args.configfile, config.get("data_dir"))
+
+    def resolved(fid):     # as the workflow builds it: cells of absent optional datasets left out
+        return validation.without_absent(entries[fid], registry.resolve(entries[fid], args.scale, config["scales"]), data_dir)
+
+    figs = [resolved(fid) for fid in ids]
+    shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]
+    return {"figs": figs, "per_job": per_job, "groups": registry.shared_groups(shared, config.get("shared_pass_group", 64)),
+            "covered": archive.covered_keys(figs, args.scale, config.get("archives", "use") == "use")}
+
+
+def cmd_estimate(args):
+    """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
+    (costs.cell_cost_seconds): all of its simulations, and what a run here would still simulate
+    (costs.work_left: cells of committed archives and run files present cost nothing, as in
+    ``progress`` and the workflow's notice); runs nothing."""
     if args.pending:
-        return _estimate_pending(figs, per_job, args.scale)
+        config, entries = _load(args)
+        ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
+        figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
+        return _estimate_pending(figs, args.seeds_per_job or config["seeds_per_job"], args.scale)
+    plan = _plan(args)
+    figs, per_job = plan["figs"], plan["per_job"]
     print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
           f"a cost model (ensemble_bandits.costs.cell_cost_seconds, fitted on a 2-core machine, within about a "
-          f"factor of 2 there), not a measurement; nothing is run.")
-    print(f"{'figure':16s} {'cells':>7s} {'jobs':>7s} {'est. CPU':>10s}")
+          f"factor of 2 there), not a measurement; nothing is run.  'to run' leaves out the cells that committed "
+          f"archives supply and the run files present, as the workflow does.")
+    print(f"{'figure':16s} {'cells':>7s} {'run files':>9s} {'est. CPU':>10s} {'to run':>10s}")
     for fig in figs:
         row = costs.cost_summary(costs.run_costs([fig], per_job))
+        left = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
         cpu = costs.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
-        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:7,d} {cpu:>10s}")
+        todo = costs.format_cpu_time(left["seconds"]) if left["runs"] else "-"
+        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:9,d} {cpu:>10s} {todo:>10s}")
     total = costs.cost_summary(costs.run_costs(figs, per_job))
-    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:7,d} {costs.format_cpu_time(total['seconds']):>10s}"
-          f"  (cells shared by figures counted once)")
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:9,d} {costs.format_cpu_time(total['seconds']):>10s} "
+          f"{costs.format_cpu_time(left['seconds']):>10s}  (cells shared by figures counted once)")
+    print(f"to run here: {left['jobs']:,} simulation jobs ({left['cells']:,} cells), about "
+          f"{costs.format_cpu_time(left['seconds'])} of CPU time: what Snakemake's notice says before this run")
 
 
 def _estimate_pending(figs, per_job, scale):
@@ -662,15 +713,57 @@ def build_parser() -> argparse.ArgumentParser:
                                                          f"v{ALGORITHMS_VERSION})")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    def common(sp):
+    def figure_options(sp, plan=False):
+        """The options of the user commands that read figures: config, scale, ids, seeds per job; with
+        ``plan``, what the workflow's run would leave out (skip, reuse_records)."""
         sp.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
         sp.add_argument("--config-dir", default="config", help="holds figures/*.yaml, the registry (default: %(default)s)")
         sp.add_argument("--schema", default="workflow/schemas/registry.schema.yaml", help="the registry's schema")
         sp.add_argument("--scales-json", default=None, help="per-scale caps (overrides config)")
         sp.add_argument("--scale", default=None, choices=registry.SCALES,
                         help="smoke, default or paper (default: the config's scale)")
+        sp.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
+        sp.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
+        if not plan:
+            return
+        sp.add_argument("--skip", default=None, type=lambda t: [x.strip() for x in t.strip("[]").split(",") if x.strip()],
+                        help="ids or glob patterns left out, as the config's skip (default: the config's), "
+                             "e.g. 'epp-fig2b,epp-fig8*'")
+        sp.add_argument("--reuse-records", action="store_true",
+                        help="leave out the ids that have a record, as `--config reuse_records=true` does")
 
-    s = sub.add_parser("simulate", help="run one job: a cell for a block of seeds -> an .npz run file")
+    # for users first (--help lists subcommands in this order), then those the workflow's rules run
+    es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
+    figure_options(es, plan=True)
+    es.add_argument("--pending", action="store_true",
+                    help="list the cells of pending readings instead: key, estimated CPU time, run files")
+    es.set_defaults(fn=cmd_estimate)
+
+    pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
+    figure_options(pr, plan=True)
+    pr.add_argument("--all", action="store_true", help="list complete figures too")
+    pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                    help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
+    pr.add_argument("--recent", type=float, default=600.0,
+                    help="a job counts as running if its log changed in the last this many seconds (default 600)")
+    pr.set_defaults(fn=cmd_progress)
+
+    tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
+    figure_options(tm)
+    tm.add_argument("--cells", action="store_true",
+                    help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
+    tm.add_argument("--page", default=None, metavar="FILE",
+                    help="also write the table as a generated markdown page, e.g. docs/timings-paper.md")
+    tm.set_defaults(fn=cmd_timings)
+
+    dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
+    dt.add_argument("action", choices=["check", "fetch"], help="check: verify SHA-256; fetch: download, then verify")
+    dt.add_argument("names", nargs="*", help="datasets (default: all)")
+    dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
+    dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
+    dt.set_defaults(fn=cmd_data)
+
+    s = sub.add_parser("simulate", help="(workflow) run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")
     s.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
     s.add_argument("--out", required=True, help="the run file to write (.npz)")
@@ -687,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "EB_CHECKPOINT_MINUTES)")
     s.set_defaults(fn=cmd_simulate)
 
-    g = sub.add_parser("simulate-group", help="run one shared-pass job: cells sharing an environment for a "
+    g = sub.add_parser("simulate-group", help="(workflow) run one shared-pass job: cells sharing an environment for a "
                                               "block of seeds -> one .npz run file per cell")
     g.add_argument("--cells", required=True, help="JSON list of cell specs (one environment spec and horizon)")
     g.add_argument("--seeds", type=int, nargs=2, required=True, metavar=("START", "END"), help="seeds START .. END-1")
@@ -696,7 +789,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(fn=cmd_simulate_group)
 
     figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"
-    a = sub.add_parser("aggregate", help="run files of a figure -> its table (parquet) and plot spec (JSON)")
+    a = sub.add_parser("aggregate", help="(workflow) run files of a figure -> its table (parquet) and plot spec (JSON)")
     a.add_argument("--figure", required=True, help=figure_help)
     a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
     a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
@@ -710,22 +803,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the SHA-256 each --archive must have, in the same order (checked before it is read)")
     a.set_defaults(fn=cmd_aggregate)
 
-    pb = sub.add_parser("publish", help="copy staged results (results/<scale>/...) into place under figures/<scale>/, "
+    pb = sub.add_parser("publish", help="(workflow) copy staged results (results/<scale>/...) into place under figures/<scale>/, "
                         "each checked to be what its name says")
     pb.add_argument("--staged", required=True, nargs="+", help="files a job wrote under results/<scale>/")
     pb.add_argument("--out", required=True, nargs="+", help="their places under figures/<scale>/, in the same order")
     pb.set_defaults(fn=cmd_publish)
 
-    c = sub.add_parser("claims", help="evaluate a figure's claims on its table -> JSON and reStructuredText")
+    c = sub.add_parser("claims", help="(workflow) evaluate a figure's claims on its table -> JSON and reStructuredText")
     c.add_argument("--figure", required=True, help=figure_help)
     c.add_argument("--table", required=True, help="the figure table to read (parquet)")
     c.add_argument("--json", required=True, help="the claims to write (JSON)")
     c.add_argument("--rst", required=True, help="the claims to write (reStructuredText, for the HTML report)")
     c.add_argument("--record", help="also write the figure's record (REPORT.md's section and its run) here")
     c.add_argument("--archive", help="the archive the table was built from: its content hash goes into the record")
+    c.add_argument("--redrawn", action="store_true",
+                   help="nothing was simulated for the table (committed archives only, or a static table): a record "
+                        "that changes nothing but its provenance stays byte-identical to the one in place "
+                        "(figures/<scale>/records/<id>.json); one from archives that changes keeps that record's "
+                        "run and names this one as 'redecided'")
     c.set_defaults(fn=cmd_claims)
 
-    r = sub.add_parser("report", help="REPORT.md: every claim of the given figures at one scale")
+    r = sub.add_parser("report", help="(workflow) REPORT.md: every claim of the given figures at one scale")
     r.add_argument("--scale", required=True, choices=registry.SCALES, help="the scale whose records to report")
     r.add_argument("--ids", nargs="+", required=True, help="figures whose records (figures/<scale>/records) exist")
     r.add_argument("--skipped", nargs="*", default=None, help="ids left out of this run (listed as such)")
@@ -734,41 +832,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--schema", default=None, help="the registry's schema (default: the workflow's)")
     r.set_defaults(fn=cmd_report)
 
-    tm = sub.add_parser("timings", help="wall and CPU time and peak memory of each figure's simulate jobs, from their logs")
-    common(tm)
-    tm.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    tm.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    tm.add_argument("--cells", action="store_true",
-                    help="per cell: measured wall and CPU seconds beside the cost model's estimate of the same jobs")
-    tm.add_argument("--page", default=None, metavar="FILE",
-                    help="also write the table as a generated markdown page, e.g. docs/timings-paper.md")
-    tm.set_defaults(fn=cmd_timings)
-
-    pr = sub.add_parser("progress", help="how far a run has got: run files done per figure, jobs running now")
-    common(pr)
-    pr.add_argument("ids", nargs="*", help="figure ids or glob patterns (default: all)")
-    pr.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    pr.add_argument("--all", action="store_true", help="list complete figures too")
-    pr.add_argument("--cores", type=int, default=os.cpu_count() or 1,
-                    help="cores the run uses, for the wall-time estimate of what is left (default: this machine's)")
-    pr.add_argument("--recent", type=float, default=600.0,
-                    help="a job counts as running if its log changed in the last this many seconds (default 600)")
-    pr.set_defaults(fn=cmd_progress)
-
-    es = sub.add_parser("estimate", help="cells, jobs and estimated CPU time of each figure (cost model; runs nothing)")
-    common(es)
-    es.add_argument("ids", nargs="*", help="figure ids or glob patterns, e.g. 'epp-fig8*' (default: all)")
-    es.add_argument("--seeds-per-job", type=int, default=None, help="default: seeds_per_job of the config")
-    es.add_argument("--pending", action="store_true",
-                    help="list the cells of pending readings instead: key, estimated CPU time, run files")
-    es.set_defaults(fn=cmd_estimate)
-
-    dt = sub.add_parser("data", help="check the datasets in a data directory (SHA-256), or download them")
-    dt.add_argument("action", choices=["check", "fetch"], help="check: verify SHA-256; fetch: download, then verify")
-    dt.add_argument("names", nargs="*", help="datasets (default: all)")
-    dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
-    dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
-    dt.set_defaults(fn=cmd_data)
     return p
 
 

@@ -3,7 +3,9 @@ workflow's notice before an expensive run.  An estimate from the cells' dimensio
 measurement."""
 from __future__ import annotations
 
-from .paths import run_file
+from pathlib import Path
+
+from .paths import run_file, run_key
 from .registry import figure_runs, seed_blocks, shared_cells
 
 
@@ -110,23 +112,42 @@ def format_cpu_time(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S):
+def work_left(figs: list, per_job: int, covered=None, exists=None, groups=()) -> dict:
+    """The simulations a run of the resolved ``figs`` still has to do, as the workflow's DAG holds
+    them: the one cost function behind ``cli estimate``, ``cli progress`` and the workflow's notice.
+    ``covered``: figure id -> the cell keys its committed archives supply (those cost nothing);
+    ``exists``: whether a run file is present (present ones cost nothing); ``groups``: the shared-pass
+    groups (registry.shared_groups), whose cells' run files of one seed block are one job.  Returns
+    {"runs": {run file: CPU seconds}, "cells", "jobs" (simulation jobs: simulate and simulate_group),
+    "seconds"}."""
+    every = run_costs(figs, per_job)
+    runs = {}
+    for fig in figs:
+        free = (covered or {}).get(fig["id"], ())
+        for path in figure_runs(fig, per_job):
+            if path not in runs and run_key(path) not in free and not (exists and exists(path)):
+                runs[path] = every[path]
+    group_of = {(g["scale"], key): g["id"] for g in groups for key in g["keys"]}
+    jobs = {(group_of.get((Path(p).parts[1], run_key(p)), run_key(p)), Path(p).name) for p in runs}
+    return {"runs": runs, "cells": len({run_key(p) for p in runs}), "jobs": len(jobs),
+            "seconds": float(sum(runs.values()))}
+
+
+def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S, covered=None, groups=()):
     """The workflow's one-line warning before an expensive run: the estimated CPU time and job
-    count of the simulations ``figs`` still need (run files for which ``exists`` is true are
-    not counted), or None when that is below ``threshold`` seconds."""
-    costs = run_costs(figs, per_job)
-    if exists is not None:
-        costs = {path: c for path, c in costs.items() if not exists(path)}
-    total = cost_summary(costs)
-    if total["seconds"] < threshold:
+    count of the simulations ``figs`` still need (:func:`work_left`: run files present, or cells
+    committed archives supply, are not counted), or None when that is below ``threshold`` seconds."""
+    left = work_left(figs, per_job, covered, exists, groups)
+    if left["seconds"] < threshold:
         return None
+    costs = left["runs"]
     scales = sorted({fig["scale"] for fig in figs})
     biggest = sorted(((sum(costs.get(p, 0.0) for p in figure_runs(fig, per_job)), fig["id"]) for fig in figs),
                      reverse=True)[:3]
-    return (f"Estimated cost of this run: about {format_cpu_time(total['seconds'])} of CPU time in "
-            f"{total['jobs']:,} simulation jobs ({total['cells']:,} cells; scale {', '.join(scales)}, "
-            f"seeds_per_job={per_job}; run files already present not counted).  This is an estimate from "
-            f"a cost model (ensemble_bandits.costs.cell_cost_seconds), not a measurement.  Largest: "
-            + ", ".join(f"{fid} {format_cpu_time(c)}" for c, fid in biggest if c > 0)
-            + f".  Per figure: python -m ensemble_bandits.cli estimate --scale {scales[0]}; to leave "
-              f"figures out: --config skip='[ID,PATTERN*]'.")
+    return (f"Estimated cost of this run: about {format_cpu_time(left['seconds'])} of CPU time in "
+            f"{left['jobs']:,} simulation jobs ({left['cells']:,} cells; scale {', '.join(scales)}, "
+            f"seeds_per_job={per_job}; run files already present and cells of committed archives not counted).  "
+            f"This is an estimate from a cost model (ensemble_bandits.costs.cell_cost_seconds), not a measurement.  "
+            f"Largest: " + ", ".join(f"{fid} {format_cpu_time(c)}" for c, fid in biggest if c > 0)
+            + f".  Per figure: ensemble-bandits estimate --scale {scales[0]}; to leave figures out: "
+              f"--config skip='[ID,PATTERN*]'.")

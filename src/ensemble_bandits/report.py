@@ -19,6 +19,7 @@ from .atomic import write_text_atomic
 from .paths import restore_hint
 from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
 from .revisions import revised_text, revision_cell
+from .redraw import redecided_line
 
 PAPERS = {
     "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
@@ -91,11 +92,21 @@ def claim_text(claim: dict) -> str:
 
 
 def claims_rst(fid: str, results: list) -> str:
+    """A figure's claims as the reST of its HTML-report caption: each claim's verdict, sentence and
+    numbers, its cause where it has one (the registry's notes, :func:`with_registry_notes`) and the
+    verdicts of its other readings."""
     if not results:
         return "*No quantitative claim is attached to this item.*\n"
     lines = ["**Claims** (status at this scale):", ""]
     for r in results:
-        lines.append(f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}")
+        line = f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}"
+        if r.get("cause") and r["status"] in ("not reproduced", "inconclusive"):
+            line += f" — *cause:* {_cause_rst(r['cause'])}"
+        for rd in r.get("readings", []):
+            why = _reading_cause(r, rd) and (_cause_rst(rd["cause"]) if rd.get("cause") else "not stated")
+            line += (f" ‖ *reading {rst_escape(rd['label'])}* ({rst_escape(rd['says'])}): **{rd['status']}** — "
+                     f"{rst_escape(rd['numbers'])}" + (f" — *cause:* {why}" if why else ""))
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -271,14 +282,14 @@ def _classify(rows, scale):
     return "counted", status
 
 
-def tally(figures: list, scale: str = "paper") -> str:
-    """The report's count: verdicts per finding under the primary reading (a finding checked in
-    several figures is reproduced only if it is in each; a revised finding under the rule the rule
-    history counts), how many of the others are reproduced under another reading, their causes, the
-    rows left out (repeats, reported, designed, substitutes), a line per paper and the false verdicts
-    expected at the stated alpha."""
-    from .stats import ALPHA
-
+def tally_counts(figures: list, scale: str = "paper") -> dict:
+    """The numbers behind :func:`tally`: ``counts`` (verdict -> counted findings, a revised finding under
+    the rule the rule history counts) and ``per_paper`` (paper -> such counts), the rows and findings
+    left out (``repeats``, ``reported``, ``transposed``, ``substituted``), the ``causes`` of the counted
+    findings not reproduced, how many of those are reproduced ``elsewhere`` (another reading), how many
+    verdicts come from an ``earlier`` rule, and the ``revised`` findings: how many, how many of them
+    ``changed`` (counted verdict differs from the current one) and how many are counted under their
+    current rule because the revision ``fixed`` a named error."""
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
     causes, elsewhere, earlier, per_paper = {}, 0, 0, {}
     revised_n, changed, fixed = 0, 0, 0
@@ -308,6 +319,23 @@ def tally(figures: list, scale: str = "paper") -> str:
                                                 else "no cause stated (reduced scale; see below)")
             causes[kind] = causes.get(kind, 0) + 1
             elsewhere += bool(reproduced_elsewhere(rows))
+    return {"counts": counts, "per_paper": per_paper, "repeats": repeats, "reported": reported,
+            "transposed": transposed, "substituted": substituted, "causes": causes, "elsewhere": elsewhere,
+            "earlier": earlier, "revised": revised_n, "changed": changed, "fixed": fixed}
+
+
+def tally(figures: list, scale: str = "paper") -> str:
+    """The report's count (:func:`tally_counts`) in words: verdicts per finding under the primary reading
+    (a finding checked in several figures is reproduced only if it is in each; a revised finding under
+    the rule the rule history counts), how many of the others are reproduced under another reading,
+    their causes, the rows left out (repeats, reported, designed, substitutes), a line per paper and the
+    false verdicts expected at the stated alpha."""
+    from .stats import ALPHA
+
+    t = tally_counts(figures, scale)
+    counts, repeats, reported, transposed = t["counts"], t["repeats"], t["reported"], t["transposed"]
+    substituted, causes, elsewhere, earlier = t["substituted"], t["causes"], t["elsewhere"], t["earlier"]
+    revised_n, changed, fixed, per_paper = t["revised"], t["changed"], t["fixed"], t["per_paper"]
     text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
@@ -482,6 +510,11 @@ def verdict_text(rows, scale: str = "paper") -> str:
     return text + _earlier(rows)
 
 
+def _cause_rst(cause: dict) -> str:
+    """:func:`_cause_line` in reStructuredText."""
+    return f"**{rst_escape(cause['kind'])}**: {rst_escape(cause['why'])}"
+
+
 def summary_table(figures: list, scale: str) -> list:
     """REPORT.md's first table: per finding, the paper's figure, verdict (the counted one, and a revised
     finding's first-rule verdict), cause, the number that decides it and the readings."""
@@ -579,6 +612,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
             out += [f"*Size at this scale:* {size}.", ""]
             if len(runs) > 1:
                 out += [f"*Run:* {_run_key(f['run'])}, generated {f['run']['generated']}.", ""]
+            if f.get("redecided"):
+                out += [redecided_line(f), ""]
             if f.get("choices"):
                 out += [f"*Choices where the paper is silent or ambiguous:* {' '.join(f['choices'].split())}", ""]
             if f["claims"]:

@@ -144,3 +144,14 @@ def job_device(cell: dict, device: str = "cpu", gpus=0) -> str | None:
     if "device" in cell.get("agent", {}) or not uses_torch(cell):
         return None
     return "cuda" if device == "cuda" or gpu_request(cell, gpus) else None
+
+
+def without_absent(entry: dict, fig: dict, data_dir) -> dict:
+    """The resolved figure ``fig`` of registry ``entry`` without the cells that read an optional
+    dataset (``optional_data:``) absent from ``data_dir``: as the workflow builds it ("data absent")."""
+    from .data import present
+    from .envs import cell_datasets
+    from .registry import without_datasets
+
+    absent = [n for n in entry.get("optional_data", []) if not present(n, data_dir)]
+    return without_datasets(fig, absent, cell_datasets) if absent else fig

@@ -110,6 +110,7 @@ rule claims:
         runtime=10,
     params:
         logged=LOGGED,
+        redrawn=redrawn_option,
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli claims --figure {input.figure} --table {input.table} "
-        "--json {output.json} --rst {output.rst} --record {output.record} --archive {input.archive}"
+        "--json {output.json} --rst {output.rst} --record {output.record} --archive {input.archive} {params.redrawn}"

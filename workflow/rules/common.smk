@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
 from ensemble_bandits import ALGORITHMS_VERSION, archive, costs, data, envs, paths, registry, runner, validation
 from ensemble_bandits.report import rst_escape
@@ -78,9 +79,7 @@ def figure(scale, fid):
         except (registry.RegistryError, ValueError) as err:
             raise WorkflowError(f"invalid figure registry: {err}")
         # optional datasets absent from data_dir: the cells that read them are left out ("data absent")
-        optional = REGISTRY[fid].get("optional_data", [])
-        absent = [n for n in optional if not data.present(n, data_root())]
-        _RESOLVED[scale, fid] = registry.without_datasets(fig, absent, envs.cell_datasets) if absent else fig
+        _RESOLVED[scale, fid] = validation.without_absent(REGISTRY[fid], fig, data_root())
     return _RESOLVED[scale, fid]
 
 
@@ -197,19 +196,28 @@ def figure_targets(scale, ids):
 REPORTING = any(a.split("=")[0] in ("--report", "--reporter") for a in sys.argv[1:])
 
 
-def record_claims_rst(w) -> str:
-    """The claims of a figure's record (figures/<scale>/records/<id>.json) as the reST of its
-    HTML-report caption; "" when it has no record yet."""
-    fid = f"{w.paper}-{w.fig}"
-    path = paths.record_file(w.scale, fid)
-    if not os.path.exists(path):
-        return ""
-    from ensemble_bandits.report import claims_rst, read_record
+def report_texts(scale):
+    """The HTML report's first page (ensemble_bandits.landing; workflow/report/workflow.rst shows
+    it), the verdicts of the records of the figures built at ``scale``, and each figure's claims for
+    its caption (workflow/report/figure.rst): {"landing": reST, "claims": {id: reST}}."""
+    from ensemble_bandits.landing import landing_rst
+    from ensemble_bandits.report import claims_rst, read_record, with_registry_notes
 
+    def record(fid):  # published by `all`; a figure built alone leaves it staged
+        published = paths.record_file(scale, fid)
+        found = [p for p in (published, paths.staged(published)) if os.path.exists(p)]
+        return found[0] if found else None
+
+    ids = built_ids(scale)
+    shown = [i for i in built_figures(scale, ids) if record(i)]
     try:
-        return claims_rst(fid, read_record(path)["claims"])
+        records = with_registry_notes([read_record(record(i)) for i in shown], REGISTRY)
     except ValueError as err:  # a damaged or edited record: one line naming it, not a traceback
         raise WorkflowError(str(err))
+    return {
+        "landing": landing_rst(scale, records, not_built=[i for i in ids if i not in shown]),
+        "claims": {r["id"]: claims_rst(r["id"], r["claims"]) for r in records},
+    }
 
 
 def built_figures(scale, ids):
@@ -306,11 +314,9 @@ def announce_cost():
     _COST_NOTICE.append(True)
     wanted = requested_figures()
     figs = [figure(scale, fid) for scale, fid in wanted]
-    archived = set().union(*(archived_cells(scale, fid) for scale, fid in wanted))
+    covered = {fid: {k for _, k in archived_cells(scale, fid)} for scale, fid in wanted}
     notice = costs.cost_notice(
-        figs,
-        config["seeds_per_job"],
-        exists=lambda run: os.path.exists(run) or (Path(run).parts[1], paths.run_key(run)) in archived,
+        figs, config["seeds_per_job"], exists=os.path.exists, covered=covered, groups=SHARED_GROUPS
     )
     if notice:
         print(notice, file=sys.stderr, flush=True)
@@ -318,7 +324,7 @@ def announce_cost():
 
 # Archives (ensemble_bandits.archive): at these scales the committed archives stand in for the run
 # files of the cells they hold: a figure's own first, then other figures' (figures share cells).
-ARCHIVE_SCALES = ("paper",)
+ARCHIVE_SCALES = archive.ARCHIVE_SCALES
 
 
 @functools.lru_cache(maxsize=None)
@@ -326,10 +332,8 @@ def archive_sources(scale, fid):
     """[(path, keys)]: the committed archives that supply cells of ``fid`` and which (none unless
     scale is in ARCHIVE_SCALES and config archives: use).  A damaged own archive stops the workflow;
     another figure's is passed over."""
-    if scale not in ARCHIVE_SCALES or config.get("archives", "use") != "use":
-        return ()
     try:
-        return tuple(archive.committed_sources(figure(scale, fid), scale))
+        return tuple(archive.scale_sources(figure(scale, fid), scale, config.get("archives", "use") == "use"))
     except archive.ArchiveError as err:
         raise WorkflowError(f"{fid}: {err}")
 
@@ -343,14 +347,24 @@ def archived_cells(scale, fid):
         return set()
 
 
+def uncovered_runs(scale, fid):
+    """Run files of ``fid`` at ``scale`` that no committed archive holds: those it simulates."""
+    covered = {k for _, keys in archive_sources(scale, fid) for k in keys}
+    runs = registry.figure_runs(figure(scale, fid), config["seeds_per_job"])
+    return [f for f in runs if paths.run_key(f) not in covered]
+
+
 def simulation_runs(w):
     """Run files of the figure an aggregate job builds (after the cost notice, see above): those of
     the cells no committed archive holds."""
     announce_cost()
-    fig = figure(w.scale, fid_of(w))
-    covered = {k for _, keys in archive_sources(w.scale, fid_of(w)) for k in keys}
-    runs = registry.figure_runs(fig, config["seeds_per_job"])
-    return [f for f in runs if paths.run_key(f) not in covered]
+    return uncovered_runs(w.scale, fid_of(w))
+
+
+def redrawn_option(w):
+    """``--redrawn`` for a claims job whose figure simulates nothing (every cell from a committed
+    archive, or no cells): its record keeps the run that made the numbers (ensemble_bandits.redraw)."""
+    return "" if uncovered_runs(w.scale, fid_of(w)) else "--redrawn"
 
 
 def archive_option(w):

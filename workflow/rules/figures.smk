@@ -54,9 +54,6 @@ rule publish_figure:
         logged=LOGGED,
         caption=lambda w: rst_escape(entry(w)["caption"]),
         title=lambda w: rst_escape(entry(w)["title"]),
-        # the verdicts shown under the figure in the HTML report, from its committed record (so a
-        # fresh clone's report shows them); read only by --report, so a new record reruns nothing
-        claims=lambda w: record_claims_rst(w) if REPORTING else "",
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input.pdf} {input.png} "
         "--out {output.pdf} {output.png}"

@@ -4,6 +4,15 @@
 report: "../report/workflow.rst"
 
 
+# --report only: the texts of the report's pages (config is how Snakemake hands text to its
+# templates; as job parameters they would be listed again under each figure), and Snakemake's
+# warning per file made elsewhere ("Missing metadata", one per committed file: they buried the
+# report's own lines) left out.
+if REPORTING:
+    config["_report"] = report_texts(SCALE)
+    logger.addFilter(lambda record: not str(record.msg).startswith("Missing metadata for file"))
+
+
 # The sections of reused ids (reuse_records) come from their existing records, which are not
 # declared as inputs: as inputs, Snakemake would rebuild their figures, whose run files are gone.
 # Each record names its run; REPORT.md says which sections come from which run.

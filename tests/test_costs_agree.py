@@ -1,0 +1,77 @@
+"""One cost function (costs.work_left) behind `ensemble-bandits estimate`, `ensemble-bandits
+progress` and Snakemake's notice before a run: committed archives and present run files cost
+nothing, skipped figures take no part, a shared-pass job counts once, and the job count is the
+number of simulation jobs in Snakemake's DAG."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ensemble_bandits import costs, registry
+from helpers import copy_project, timeout_s
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _figs(entries, config, scale, ids):
+    return [registry.resolve(entries[i], scale, config["scales"]) for i in ids]
+
+
+def test_work_left_counts_a_shared_pass_job_once_and_archived_or_present_runs_not_at_all(entries, config):
+    shared = [i for i in sorted(entries) if entries[i].get("shared_pass")]
+    figs = _figs(entries, config, "default", shared)
+    groups = registry.shared_groups(figs, 64)
+    alone = costs.work_left(figs, 50)
+    grouped = costs.work_left(figs, 50, groups=groups)
+    assert grouped["runs"] == alone["runs"] and grouped["seconds"] == alone["seconds"]
+    assert alone["jobs"] == len(alone["runs"])                                # one job per run file
+    blocks = {(g["id"], Path(p).name) for g in groups for k in g["keys"] for p in alone["runs"]
+              if f"/runs/{k}/" in p}
+    assert grouped["jobs"] == len(blocks) < alone["jobs"]                     # one job per group and seed block
+    covered = {f["id"]: {s["key"] for s in f["series"]} for f in figs[:1]}
+    fewer = costs.work_left(figs, 50, covered=covered)
+    own = {p for p in costs.run_costs(figs[:1], 50)}
+    assert set(fewer["runs"]) == set(alone["runs"]) - own or len(figs) == 1
+    assert costs.work_left(figs, 50, exists=lambda p: True)["jobs"] == 0
+
+
+def _numbers(text: str, what: str):
+    m = re.search(r"about ([\d.,]+ (?:h|min|s)) of CPU time in ([\d,]+) simulation jobs", text)
+    if what == "progress":
+        m = re.search(r"left: ([\d,]+) simulation jobs, about ([\d.,]+ (?:h|min|s)) of CPU time", text)
+        return (m.group(2), int(m.group(1).replace(",", ""))) if m else None
+    if what == "estimate":
+        m = re.search(r"to run here: ([\d,]+) simulation jobs \([\d,]+ cells\), about ([\d.,]+ (?:h|min|s))", text)
+        return (m.group(2), int(m.group(1).replace(",", ""))) if m else None
+    return (m.group(1), int(m.group(2).replace(",", ""))) if m else None
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("skip", ["[]", "[glmes-fig4b,glmes-fig5*]"])
+def test_estimate_progress_and_the_notice_agree_with_the_dag(tmp_path, skip):
+    """A fresh clone (the committed paper-scale archives and records, no results): the three cost
+    figures of a paper-scale `all` are the same, and their job count is the DAG's simulation jobs."""
+    project = copy_project(tmp_path / "p")
+    shutil.copytree(ROOT / "figures" / "paper", project / "figures" / "paper")
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "all", "--config", "scale=paper",
+                          f"skip={skip}"], cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    stats = out[out.index("Job stats"):]
+    dag = sum(int(n) for name, n in re.findall(r"^(simulate\S*)\s+(\d+)$", stats.split("\n\n")[0], re.M))
+    notice = _numbers(out, "notice")
+    assert notice is not None, out[-3000:]
+    cli = [sys.executable, "-m", "ensemble_bandits.cli"]
+    est = subprocess.run([*cli, "estimate", "--scale", "paper", "--skip", skip], cwd=project, capture_output=True,
+                         text=True, timeout=timeout_s(300))
+    prog = subprocess.run([*cli, "progress", "--scale", "paper", "--skip", skip], cwd=project, capture_output=True,
+                          text=True, timeout=timeout_s(300))
+    assert est.returncode == 0 and prog.returncode == 0, est.stderr + prog.stderr
+    assert _numbers(est.stdout, "estimate") == notice == _numbers(prog.stdout, "progress"), (est.stdout[-500:],
+                                                                                             prog.stdout[-800:])
+    assert notice[1] == dag, f"notice {notice}, DAG {dag} simulation jobs"
