@@ -117,9 +117,9 @@ def test_run_history_and_the_runner_use_play(monkeypatch):
     calls = []
     real = runner.play
 
-    def spy(env, agent, horizon):
+    def spy(env, agent, horizon, start=1):
         calls.append((env, agent, horizon))
-        return real(env, agent, horizon)
+        return real(env, agent, horizon, start)
 
     monkeypatch.setattr(runner, "play", spy)
     env = runner.make_env(ENVS["russo_finite"], [0])
