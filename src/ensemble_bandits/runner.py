@@ -444,8 +444,9 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
         if keep is not None:
             block, res = [block[i] for i in keep], {k: v[:, keep] for k, v in res.items()}
         parts.append(_long_table(block, cps, res, secs))
-        if checkpoint is not None:
+        if checkpoint is not None:                    # kept on disk at once: a kill now loses no finished batch
             checkpoint.finish(block[0], parts[-1])
+            checkpoint.save()
     return _concat(parts)
 
 
