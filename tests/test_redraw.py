@@ -23,6 +23,16 @@ def test_a_redraw_that_changes_no_number_keeps_the_record_in_place():
     assert redraw.redrawn_record(_record(run=TODAY), previous) is previous
 
 
+def test_a_record_decided_by_uncommitted_code_gets_its_committed_redecision():
+    """Its numbers unchanged, a record last decided at '<commit>+uncommitted' records the re-decision at a
+    commit once; a later redraw that changes nothing then keeps it byte for byte."""
+    dirty = _record(run={**ARCHIVE_RUN, "commit": "c0d6284+uncommitted"})
+    new = redraw.redrawn_record(_record(run=TODAY), dirty)
+    assert new["run"] == dirty["run"] and new["redecided"] == TODAY
+    assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe"}), new) is new
+    assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe+uncommitted"}), dirty) is dirty
+
+
 def test_a_redraw_that_changes_a_number_names_both_runs():
     new = redraw.redrawn_record(_record("mean 2.0", run=TODAY), _record())
     assert new["run"] == ARCHIVE_RUN                 # the run that made the archive

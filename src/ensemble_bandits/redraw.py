@@ -4,7 +4,8 @@ A record's ``run`` names the run that made its numbers.  A redraw makes no numbe
 from an archive that an earlier run made, so the record keeps that run (from the record it replaces,
 committed with the archive) and names the redraw separately, under ``redecided`` (commit, date,
 machine of the re-decision).  A redraw that changes nothing but this provenance keeps the record in
-place byte for byte, so rebuilding a figure from its archive leaves a committed tree clean; so does
+place byte for byte, so rebuilding a figure from its archive leaves a committed tree clean (unless the
+record was decided by uncommitted code: then the re-decision at a commit is recorded); so does
 a REPORT.md assembled again from unchanged records (:func:`unchanged_report`)."""
 from __future__ import annotations
 
@@ -40,10 +41,19 @@ def redrawn_record(record: dict, previous: dict | None, archived: bool = True) -
     if previous is None:
         return record
     if _content(record) == _content(previous):
+        if _uncommitted(previous) and not _uncommitted(record):
+            # decided by code that was never committed: this re-decision at a commit is recorded
+            return {**previous, "redecided": record["run"]}
         return previous                                   # nothing but provenance changed
     if not archived:
         return record                                     # a static table computed anew: this run made it
     return {**record, "run": previous["run"], "redecided": record["run"]}
+
+
+def _uncommitted(record: dict) -> bool:
+    """The verdicts of ``record`` were last decided by uncommitted code (its ``redecided`` run, else its run)."""
+    run = record.get("redecided") or record.get("run") or {}
+    return str(run.get("commit", "")).endswith("+uncommitted")
 
 
 def redecided_line(record: dict) -> str:
