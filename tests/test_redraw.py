@@ -21,6 +21,9 @@ def _record(numbers="mean 1.0", run=ARCHIVE_RUN):
 def test_a_redraw_that_changes_no_number_keeps_the_record_in_place():
     previous = _record()
     assert redraw.redrawn_record(_record(run=TODAY), previous) is previous
+    # records carry their own hash, which covers their run: it is provenance too
+    a, b = ({**r, "sha256": report.record_sha256(r)} for r in (_record(), _record(run=TODAY)))
+    assert redraw.redrawn_record(b, a) is a
 
 
 def test_a_record_decided_by_uncommitted_code_gets_its_committed_redecision():
@@ -29,6 +32,7 @@ def test_a_record_decided_by_uncommitted_code_gets_its_committed_redecision():
     dirty = _record(run={**ARCHIVE_RUN, "commit": "c0d6284+uncommitted"})
     new = redraw.redrawn_record(_record(run=TODAY), dirty)
     assert new["run"] == dirty["run"] and new["redecided"] == TODAY
+    assert new["sha256"] == report.record_sha256(new)        # the redecision is covered by the record's hash
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe"}), new) is new
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe+uncommitted"}), dirty) is dirty
 

@@ -12,12 +12,19 @@ from __future__ import annotations
 import json
 import os
 
-PROVENANCE = ("run", "redecided")
+PROVENANCE = ("run", "redecided", "sha256")     # sha256: the record's own hash, which covers the provenance
 
 
 def _content(record: dict) -> dict:
     """A record without its provenance: what a redraw can change."""
     return {k: v for k, v in record.items() if k not in PROVENANCE}
+
+
+def _stamped(record: dict) -> dict:
+    """``record`` with the SHA-256 of its content as it now is (:func:`report.record_sha256`)."""
+    from .report import record_sha256
+
+    return {**record, "sha256": record_sha256(record)}
 
 
 def previous_record(path) -> dict | None:
@@ -43,11 +50,11 @@ def redrawn_record(record: dict, previous: dict | None, archived: bool = True) -
     if _content(record) == _content(previous):
         if _uncommitted(previous) and not _uncommitted(record):
             # decided by code that was never committed: this re-decision at a commit is recorded
-            return {**previous, "redecided": record["run"]}
+            return _stamped({**previous, "redecided": record["run"]})
         return previous                                   # nothing but provenance changed
     if not archived:
         return record                                     # a static table computed anew: this run made it
-    return {**record, "run": previous["run"], "redecided": record["run"]}
+    return _stamped({**record, "run": previous["run"], "redecided": record["run"]})
 
 
 def _uncommitted(record: dict) -> bool:
