@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import copy_project
+from helpers import copy_project, timeout_s
 
 pytestmark = pytest.mark.workflow
 
@@ -40,7 +40,7 @@ def built(tmp_path_factory):
 
 def dry_run(root: Path, *targets):
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", *targets, "--config",
-                          "scale=smoke"], cwd=root, capture_output=True, text=True, timeout=300)
+                          "scale=smoke"], cwd=root, capture_output=True, text=True, timeout=timeout_s(300))
     return res.returncode, res.stdout + res.stderr
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ensemble_bandits import paths
-from helpers import ROOT, copy_project
+from helpers import ROOT, copy_project, timeout_s
 
 pytestmark = pytest.mark.workflow
 FID = "lines-gauss-ts"
@@ -70,7 +70,7 @@ def test_a_failing_publish_step_leaves_the_committed_file(project, rule, committ
         claims.parent.mkdir(parents=True, exist_ok=True)
         claims.write_text("claims\n")
     proc = publish_only(project, rule, committed)
-    out, _ = proc.communicate(timeout=600)
+    out, _ = proc.communicate(timeout=timeout_s(600))
     assert proc.returncode != 0, out[-3000:]
     assert "cannot be published" in out or "is not a" in out, out[-3000:]
     assert committed_bytes(project) == before, out[-3000:]
@@ -92,27 +92,27 @@ def test_an_interrupted_publish_step_leaves_the_committed_file(project):
         time.sleep(2)
         assert proc.poll() is None, "snakemake ended before its publish job blocked"
         os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
+        out, _ = proc.communicate(timeout=timeout_s(120))
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         staged.unlink(missing_ok=True)
     assert committed_bytes(project) == before, out[-3000:]
     subprocess.run([sys.executable, "-m", "snakemake", "--unlock", "--cores", "1", "--config", "scale=paper"],
-                   cwd=project, capture_output=True, timeout=300)
+                   cwd=project, capture_output=True, timeout=timeout_s(300))
 
 
 def test_delete_all_output_is_refused_where_it_reaches_committed_files(project):
     before = committed_bytes(project)
     for targets in ([FID], [paths.record_file("paper", FID)], ["all"]):
         proc = snakemake(project, "--delete-all-output", *targets)
-        out, _ = proc.communicate(timeout=600)
+        out, _ = proc.communicate(timeout=timeout_s(600))
         assert proc.returncode != 0, out[-3000:]
         assert "--delete-all-output would delete the committed paper results under figures/paper/" in out, out[-3000:]
         assert "Deleting" not in out
     # a committed file named as a target, at the configured scale (default): refused too
     res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--delete-all-output", "--dry-run",
-                          paths.record_file("paper", FID)], cwd=project, capture_output=True, text=True, timeout=600)
+                          paths.record_file("paper", FID)], cwd=project, capture_output=True, text=True, timeout=timeout_s(600))
     assert "--delete-all-output would delete the committed paper results" in res.stdout + res.stderr
     assert "Would delete" not in res.stdout + res.stderr
     assert committed_bytes(project) == before

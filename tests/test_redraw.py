@@ -32,7 +32,7 @@ def test_a_record_decided_by_uncommitted_code_gets_its_committed_redecision():
     dirty = _record(run={**ARCHIVE_RUN, "commit": "c0d6284+uncommitted"})
     new = redraw.redrawn_record(_record(run=TODAY), dirty)
     assert new["run"] == dirty["run"] and new["redecided"] == TODAY
-    assert new["sha256"] == report.record_sha256(new)        # the redecision is covered by the record's hash
+    assert report.stamped(new)["sha256"] == report.record_sha256(new)   # the writer's stamp covers the redecision
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe"}), new) is new
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe+uncommitted"}), dirty) is dirty
 

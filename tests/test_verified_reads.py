@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from helpers import timeout_s
 
 from ensemble_bandits import archive, cli, paths, report
 from ensemble_bandits.report import make_record, read_record, write_record
@@ -184,7 +185,7 @@ def test_a_redraw_from_committed_archives_announces_no_simulation_cost(tmp_path)
     shutil.copytree(ROOT / "figures" / "paper", root / "figures" / "paper")
     (root / "figures/paper/epp-fig3a.png").unlink()
     res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "figures/paper/epp-fig3a.png",
-                          "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=600)
+                          "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=timeout_s(600))
     out = res.stdout + res.stderr
     assert res.returncode == 0 and "aggregate" in out and "simulate" not in out, out[-3000:]
     assert "Estimated cost of this run" not in out, out[-3000:]
@@ -209,7 +210,7 @@ def test_a_damaged_archive_blocks_only_its_own_figure_in_the_workflow(tmp_path):
 
     def dry_run(fid):
         res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", f"figures/paper/{fid}.png",
-                              "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=600)
+                              "--config", "scale=paper"], cwd=root, capture_output=True, text=True, timeout=timeout_s(600))
         return res.returncode, res.stdout + res.stderr
 
     rc, out = dry_run("lines-gauss-ts")

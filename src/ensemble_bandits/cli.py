@@ -330,7 +330,7 @@ def cmd_publish(args):
 def cmd_claims(args):
     from .aggregate import read_table
     from .claims import evaluate
-    from .report import dump_claims, make_record, write_record
+    from .report import dump_claims, make_record, stamped, write_record
 
     fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
     entry = fig["entry"]
@@ -351,8 +351,8 @@ def cmd_claims(args):
         if args.redrawn:     # nothing simulated: keep the run that made the numbers (ensemble_bandits.redraw)
             from .redraw import previous_record, redrawn_record
 
-            record = redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
-                                    archived=bool(fig["series"]))
+            record = stamped(redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
+                                            archived=bool(fig["series"])))
         write_record(record, args.record)
     for r in results:
         print(f"{r['id']}: {r['status']}", file=sys.stderr)

@@ -20,12 +20,6 @@ def _content(record: dict) -> dict:
     return {k: v for k, v in record.items() if k not in PROVENANCE}
 
 
-def _stamped(record: dict) -> dict:
-    """``record`` with the SHA-256 of its content as it now is (:func:`report.record_sha256`)."""
-    from .report import record_sha256
-
-    return {**record, "sha256": record_sha256(record)}
-
 
 def previous_record(path) -> dict | None:
     """The record in place at ``path`` (None when there is none or it is unreadable: a redraw then
@@ -44,17 +38,18 @@ def redrawn_record(record: dict, previous: dict | None, archived: bool = True) -
     """The record to write for ``record`` (decided now, ``run`` = this run) when nothing was simulated
     for it: its numbers came from committed archives (``archived``) or it has no simulated cells (a
     static table, computed again).  ``previous``: the record it replaces (None: no earlier run is
-    known, so ``record`` stands as it is)."""
+    known, so ``record`` stands as it is).  A record it builds anew carries the old ``sha256``: the
+    writer stamps it again (:func:`report.stamped`)."""
     if previous is None:
         return record
     if _content(record) == _content(previous):
         if _uncommitted(previous) and not _uncommitted(record):
             # decided by code that was never committed: this re-decision at a commit is recorded
-            return _stamped({**previous, "redecided": record["run"]})
+            return {**previous, "redecided": record["run"]}
         return previous                                   # nothing but provenance changed
     if not archived:
         return record                                     # a static table computed anew: this run made it
-    return _stamped({**record, "run": previous["run"], "redecided": record["run"]})
+    return {**record, "run": previous["run"], "redecided": record["run"]}
 
 
 def _uncommitted(record: dict) -> bool:

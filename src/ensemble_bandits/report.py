@@ -661,6 +661,11 @@ def make_record(fig: dict, results: list, run: dict | None = None, archive_sha25
               "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
               "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
               "run": run or run_info(), **({"archive_sha256": archive_sha256} if archive_sha256 else {})}
+    return stamped(record)
+
+
+def stamped(record: dict) -> dict:
+    """``record`` with the SHA-256 of its content as it now is (unchanged if it already carries it)."""
     return {**record, "sha256": record_sha256(record)}
 
 
