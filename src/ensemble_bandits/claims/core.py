@@ -79,19 +79,20 @@ class Verdict(tuple):
         return obj
 
 
-def decide(comparisons) -> tuple:
+def decide(comparisons, alpha: float = ALPHA) -> tuple:
     """(status, one-line summary) of a family of comparisons: not reproduced when a comparison
     is decided against the claim after Holm's correction, reproduced when every comparison is
-    decided for it, inconclusive otherwise (and when there is none)."""
+    decided for it, inconclusive otherwise (and when there is none); each at one-sided level
+    ``alpha`` (a group-sequential look's nominal level, :mod:`ensemble_bandits.sequential`)."""
     comparisons = list(comparisons)
     if not comparisons:
         return INCONCLUSIVE, "no comparison"
     k = len(comparisons)
     adjusted = holm([c.p_contradict for c in comparisons])
-    against = [f"{c.label} (Holm p {fmt(p)})" for c, p in zip(comparisons, adjusted) if p <= ALPHA]
+    against = [f"{c.label} (Holm p {fmt(p)})" for c, p in zip(comparisons, adjusted) if p <= alpha]
     if against:
         return FAILED, f"decided against the claim, Holm over {k}: " + _first(against)
-    undecided = [c.label for c in comparisons if not c.p_confirm <= ALPHA]
+    undecided = [c.label for c in comparisons if not c.p_confirm <= alpha]
     if not undecided:
         return REPRODUCED, f"all {k} comparison(s) decided for the claim"
     return INCONCLUSIVE, f"{len(undecided)} of {k} comparison(s) undecided: " + _first(undecided)
