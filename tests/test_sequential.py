@@ -17,8 +17,10 @@ from ensemble_bandits.claims.paired import compare_diff
 EQUAL = {K: np.arange(1, K + 1) / K for K in (2, 3, 4, 5)}
 
 # Lan-DeMets O'Brien-Fleming-type spending, one-sided alpha = 0.025, K equally spaced looks: the upper
-# bounds gsDesign prints for gsDesign(k = K, test.type = 1, alpha = 0.025, sfu = sfLDOF) (e.g. the
-# package's own examples for k = 3 and 5; the same values are tabulated by ldbounds and rpact).
+# bounds of gsDesign(k = K, test.type = 1, alpha = 0.025, sfu = sfLDOF) (ldbounds and rpact agree), to
+# the 4 decimals gsDesign prints.  Quoted from memory of that output, not from a file at hand; each
+# first bound is also exact in closed form (Phi^-1(1 - alpha(t_1))), the rest are checked by Monte
+# Carlo below, and SeqBounds.jl's printed table (next test) pins the same method to 5 decimals.
 LAN_DEMETS_OBF = {
     2: (2.9626, 1.9686),
     3: (3.7103, 2.5114, 1.9930),
@@ -28,7 +30,8 @@ LAN_DEMETS_OBF = {
 # The classical O'Brien-Fleming boundaries c_k = C_B(K) sqrt(K / k) (not a spending function), with
 # C_B(K) from Jennison & Turnbull (2000), Table 2.3, two-sided 0.05 = one-sided 0.025: they spend
 # exactly 0.025 in all, so the recursion must give that total.  (These are the numbers 2.797/1.977,
-# 3.471/2.454/2.004, 4.049/..., 4.562/... sometimes quoted for Lan-DeMets: they are not.)
+# 3.471/2.454/2.004, 4.049/2.863/2.337/2.024, 4.562/... sometimes quoted for Lan-DeMets: they are not;
+# gsDesign's own unit test runit.output.R checks gsDesign(k = 4, sfu = "OF") against 4.05/2.86/2.34/2.02.)
 CLASSICAL_OBF = {2: 1.977, 3: 2.004, 4: 2.024, 5: 2.040}
 
 
@@ -43,12 +46,40 @@ def test_classical_obrien_fleming_boundaries_spend_the_level(K):
     assert seq.crossing(CLASSICAL_OBF[K] * np.sqrt(K / k), EQUAL[K]).sum() == pytest.approx(0.025, abs=1e-4)
 
 
-def test_one_sided_005_example_of_seqbounds():
-    """SeqBounds.jl README: O'Brien-Fleming spending, one-sided 0.05, looks at 25/50/75/100 %:
-    z = 3.75 / 2.54 / 2.02 / 1.72, nominal p = 8.9e-5 / 0.0055 / 0.022 / 0.043."""
+def test_one_sided_005_table_of_seqbounds():
+    """The table printed in the README of SeqBounds.jl (PharmCat/SeqBounds.jl): O'Brien-Fleming
+    spending, one-sided 0.05, looks at 25/50/75/100 %: z = 3.74955, 2.53993, 2.01604, 1.72014, nominal
+    p = 8.85754e-5, 0.00554366, 0.0218979, 0.0427037.  Its default grid (h = 0.05) leaves the last two
+    about 4e-5 low: the exact values are 2.01607, 1.72018 (test_crossing_against_genz)."""
     z = seq.boundaries([0.25, 0.5, 0.75, 1.0], alpha=0.05)
-    assert z == pytest.approx([3.75, 2.54, 2.02, 1.72], abs=6e-3)
-    assert norm.sf(z) == pytest.approx([8.9e-5, 0.0055, 0.022, 0.043], rel=0.03)
+    assert z == pytest.approx([3.74955, 2.53993, 2.01604, 1.72014], abs=6e-5)
+    assert norm.sf(z) == pytest.approx([8.85754e-5, 0.00554366, 0.0218979, 0.0427037], rel=1e-3)
+
+
+def test_crossing_against_genz():
+    """Each look's crossing probability P(Z_j < c_j for j < k, Z_k >= c_k) by scipy's multivariate
+    normal CDF (Genz; corr(Z_i, Z_j) = sqrt(t_i / t_j)), a method independent of the recursion."""
+    from scipy.stats import multivariate_normal
+
+    t = np.array([0.15, 0.4, 0.7, 1.0])
+    c = seq.boundaries(t)
+    corr = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+
+    def below(k, bounds):
+        return multivariate_normal(np.zeros(k), corr[:k, :k], abseps=1e-12, releps=1e-12, maxpts=10**6).cdf(bounds)
+
+    crossed = seq.crossing(c, t)
+    for k in range(2, 5):
+        assert crossed[k - 1] == pytest.approx(below(k - 1, c[:k - 1]) - below(k, c[:k]), abs=1e-7)
+
+
+@pytest.mark.parametrize("K,total", [(2, 0.042), (4, 0.063), (10, 0.097), (20, 0.124)])
+def test_repeated_testing_at_the_unadjusted_level(K, total):
+    """gsDesign's unit test runit.output.R (from K. Anderson's 2008 Deming presentation): testing K
+    times at equal information increments at the unadjusted 1.96, stopping at +-1.96, crosses the
+    upper bound with total probability 0.042, 0.063, 0.097, 0.124 (3 decimals)."""
+    c = np.full(K, norm.isf(0.025))
+    assert round(seq.crossing(c, np.arange(1, K + 1) / K, lower=-c).sum(), 3) == total
 
 
 @pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
@@ -87,6 +118,16 @@ def test_crossing_probabilities_by_monte_carlo(looks, spending):
             assert crossed / paths == pytest.approx(expected, abs=4 * math.sqrt(expected * (1 - expected) / paths))
     assert seq.crossing(design.z, design.fractions).sum() == pytest.approx(0.025, abs=1e-9)
     assert design.power(0.0) <= 0.025       # a path stopped against the claim cannot cross later
+
+
+@pytest.mark.parametrize("looks", [(10, 20, 50), (10, 20, 40, 80)])
+def test_holm_at_the_nominal_level_is_within_one_percent(looks):
+    """Holm's step at alpha_k / m is not exactly the level-alpha/m design: a hypothesis tested at
+    alpha_k / m at every look crosses under its null with probability within 1 % of alpha / m (m <= 5)."""
+    design = seq.Design(looks)
+    for m in (2, 3, 5):
+        level = seq.crossing(norm.isf(design.nominal / m), design.fractions).sum()
+        assert 0.025 / m <= level <= 1.01 * 0.025 / m
 
 
 def test_design_table_and_doubling():
