@@ -11,7 +11,9 @@ from scipy.stats import norm
 
 from ensemble_bandits import runner, sequential as seq
 from ensemble_bandits.claims import FAILED, INCONCLUSIVE, REPRODUCED, Comparison
-from ensemble_bandits.claims.looks import DECIDED, FUTILE, UNDECIDED, curves_to_continue, decide_look, run_looks
+from ensemble_bandits.claims import ClaimError
+from ensemble_bandits.claims.looks import (DECIDED, FUTILE, UNDECIDED, claim_comparisons, curves_to_continue, decide_look,
+                                           run_looks)
 from ensemble_bandits.claims.paired import compare_diff
 
 EQUAL = {K: np.arange(1, K + 1) / K for K in (2, 3, 4, 5)}
@@ -231,6 +233,33 @@ def test_curves_to_continue():
     assert curves_to_continue([(d2, [("D", "B")])]) == set()
 
 
+def test_a_registry_claim_in_looks_and_its_curves():
+    """A registry claim "A outperforms B and C" on a figure table of 80 seeds: A - B (a large gap)
+    is decided at look 2, A - C (a small one) at look 4; after look 2 only A and C go on, and a
+    "similar" claim on B and D of the same table keeps B going too."""
+    rng = np.random.default_rng(5)
+    seeds = np.arange(80)
+    base = rng.normal(10.0, 1.0, seeds.size)
+    regret = {"A": base, "B": base + 3.0 + rng.normal(0, 1.0, seeds.size),
+              "C": base + 0.45 + rng.normal(0, 1.0, seeds.size), "D": base + 3.0 + rng.normal(0, 1.0, seeds.size)}
+    table = pd.DataFrame([{"panel": "p", "curve": c, "seed": int(s), "t": 100, "regret": float(v[s])}
+                          for c, v in regret.items() for s in seeds])
+    better = {"checks": [{"fn": "outperforms", "args": {"better": "A", "worse": ["B", "C"]}}]}
+    close = {"checks": [{"fn": "similar", "args": {"a": "D", "b": "B", "rel_tol": 0.05}}]}
+    assert [c.curves for c in claim_comparisons(table, better, 20)] == [("A", "B"), ("A", "C")]
+    at_2 = decide_look(DESIGN, 2, claim_comparisons(table, better, 20))
+    assert at_2.status == UNDECIDED and at_2.settled == (True, False)
+    d = run_looks(DESIGN, lambda n: claim_comparisons(table, better, n))
+    assert (d.verdict, d.look, d.n) == (REPRODUCED, 4, 80)
+    same = decide_look(DESIGN, 2, claim_comparisons(table, close, 20))
+    assert same.status == UNDECIDED
+    claims = [(at_2, [c.curves for c in claim_comparisons(table, better, 20)]), (same, [("D", "B")])]
+    assert curves_to_continue(claims) == {"A", "B", "C", "D"}
+    assert curves_to_continue(claims[:1]) == {"A", "C"}
+    with pytest.raises(ClaimError, match="premise"):
+        claim_comparisons(table, {"checks": [{"fn": "premise", "args": {"claim": "x"}}]}, 20)
+
+
 # --------------------------------------------------------------------------------------------
 # the whole protocol replayed on the project's own agents
 # --------------------------------------------------------------------------------------------
@@ -248,15 +277,16 @@ def pool():
     return cols["regret"][last]
 
 
-def replay(design, pool, replays, shift=0.0, relation="better", limit=0.0, seed=0):
+def replay(design, pool, replays, shift=0.0, relation="better", limit=0.0, seed=0, m=1):
     """Rates (for, against, futile) and the mean seeds of ``replays`` runs of the protocol on a claim of
-    one paired comparison a - b, a and b final regrets of disjoint seed sets, a shifted by ``shift``."""
+    ``m`` paired comparisons a - b_j, a and each b_j final regrets of disjoint seed sets, a shifted by
+    ``shift``."""
     rng = np.random.default_rng(seed)
     n_max, counts, seeds = design.looks[-1], {REPRODUCED: 0, FAILED: 0, FUTILE: 0}, 0
     for _ in range(replays):
-        draw = rng.choice(pool.size, 2 * n_max, replace=False)
-        diff = pd.Series(pool[draw[:n_max]] + shift - pool[draw[n_max:]])
-        d = run_looks(design, lambda n: [compare_diff("a - b", diff[:n], relation, limit)[0]])
+        draw = pool[rng.choice(pool.size, (m + 1) * n_max, replace=False)].reshape(m + 1, n_max)
+        diffs = [pd.Series(draw[0] + shift - b) for b in draw[1:]]
+        d = run_looks(design, lambda n: [compare_diff(f"a - b{j}", x[:n], relation, limit)[0] for j, x in enumerate(diffs)])
         key = FUTILE if d.status == FUTILE else d.verdict
         counts[key] = counts.get(key, 0) + 1
         seeds += d.n
@@ -268,7 +298,9 @@ def test_protocol_replays_hold_the_level_and_reach_the_planned_power(pool):
     it at most at alpha), with a Monte Carlo allowance of 3 standard errors; a shift planned for 90 %
     power at n = 80 (drift 3.24: shift = 3.24 sd(a - b) / sqrt(80)) is decided for at the power the
     recursion gives with the futility stops, within 4 standard errors; an A/A equivalence claim at its
-    margin ("similar" within +-shift, the truth on the band's edge) is decided at most at alpha."""
+    margin ("similar" within +-shift, the truth on the band's edge) is decided at most at alpha, and a
+    claim of two A/A comparisons (a better than b1 and than b2) is decided against, after Holm, at most
+    at alpha."""
     design, replays = seq.Design.doubling(10), 2000
     allowance = 3 * math.sqrt(0.025 * 0.975 / replays)
     sd_diff = math.sqrt(2) * pool.std(ddof=1)
@@ -276,12 +308,16 @@ def test_protocol_replays_hold_the_level_and_reach_the_planned_power(pool):
     aa = replay(design, pool, replays, seed=1)
     effect = replay(design, pool, replays, shift=shift, seed=2)
     margin = replay(design, pool, replays // 2, shift=-shift, relation="similar", limit=-shift, seed=3)
+    holm = replay(design, pool, replays // 2, seed=4, m=2)
     planned = design.power(3.24, seq.OPTIMISM)
     print(f"\nlooks {design.looks}, z {np.round(design.z, 3).tolist()}, {replays} replays each")
     print(f"A/A: decided for {aa[0]:.4f}, against {aa[1]:.4f}, futile {aa[2]:.3f}, mean seeds {aa[3]:.1f}")
     print(f"shift {shift:.3f} (planned power {planned:.3f}; {design.power(3.24):.3f} without futility): "
           f"decided for {effect[0]:.4f}, against {effect[1]:.4f}, futile {effect[2]:.3f}, mean seeds {effect[3]:.1f}")
     print(f"similar at the margin: decided for {margin[0]:.4f}")
+    print(f"A/A/A, a better than b1 and b2 (Holm over 2): decided for {holm[0]:.4f}, against {holm[1]:.4f}, "
+          f"futile {holm[2]:.3f}, mean seeds {holm[3]:.1f}")
     assert aa[0] <= 0.025 + allowance and aa[1] <= 0.025 + allowance
     assert effect[0] == pytest.approx(planned, abs=4 * math.sqrt(planned * (1 - planned) / replays))
     assert margin[0] <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / (replays // 2))
+    assert holm[1] <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / (replays // 2))

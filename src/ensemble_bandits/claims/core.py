@@ -40,7 +40,8 @@ class Comparison:
     """One question of a claim: ``p_confirm`` (p-value for the claim's side), ``p_contradict``
     (p-value for the opposite side).  A comparison of an interval estimate also keeps its sample
     size ``n``, ``estimate``, interval ``halfwidth`` and decision ``bounds`` (the values the
-    interval must clear), from which :meth:`seeds_to_decide` follows."""
+    interval must clear), from which :meth:`seeds_to_decide` follows; ``curves``: the curves it
+    compares, where the check knows them (the curve-pair checks)."""
     label: str
     p_confirm: float
     p_contradict: float
@@ -49,6 +50,7 @@ class Comparison:
     halfwidth: float = float("nan")
     bounds: tuple = ()
     text: str = ""
+    curves: tuple = ()
 
     def seeds_to_decide(self):
         """The seeds at which the interval, shrinking as 1/sqrt(n) with the observed spread, would

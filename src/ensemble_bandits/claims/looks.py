@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import sequential as seq
-from .core import FAILED, INCONCLUSIVE, REPRODUCED, decide
+from .core import CHECKS, FAILED, INCONCLUSIVE, REPRODUCED, ClaimError, decide
+from .evaluate import CLAIM_LEVEL, check_curves
 
 DECIDED, UNDECIDED, FUTILE = "decided", "undecided", "futile"     # statuses of a claim at a look
 
@@ -93,6 +94,25 @@ def run_looks(design: seq.Design, comparisons_at, available=None, optimism=seq.O
             return last
         frozen.update({i: c for i, (c, done) in enumerate(zip(comparisons, last.settled)) if done and i not in frozen})
     return last
+
+
+def claim_comparisons(table, claim, n) -> list:
+    """The comparisons of a registry claim's checks (``{"checks": [{fn, args}, ...]}``) on the first
+    ``n`` seeds of a figure table, each with its curves (those its check gives it, else every curve
+    the check names); claim-level conditions (premise, seed blocks, after_round) are not supported."""
+    seeds = sorted(table["seed"].unique())[:n]
+    sub = table[table["seed"].isin(seeds)]
+    out = []
+    for chk in claim["checks"]:
+        if chk["fn"] in CLAIM_LEVEL:
+            raise ClaimError(f"a claim decided in looks cannot use {chk['fn']!r} (yet)")
+        args = dict(chk.get("args", {}))
+        if args.pop("report_only", False):
+            continue
+        names = tuple(check_curves(chk))
+        out += [c if c.curves else replace(c, curves=names)
+                for c in getattr(CHECKS[chk["fn"]](sub, **args), "comparisons", ())]
+    return out
 
 
 def curves_to_continue(claims) -> set:
