@@ -10,10 +10,9 @@ import pytest
 from scipy.stats import norm
 
 from ensemble_bandits import runner, sequential as seq
-from ensemble_bandits.claims import FAILED, INCONCLUSIVE, REPRODUCED, Comparison
-from ensemble_bandits.claims import ClaimError
-from ensemble_bandits.claims.looks import (DECIDED, FUTILE, UNDECIDED, claim_comparisons, curves_to_continue, decide_look,
-                                           run_looks)
+from ensemble_bandits.claims import FAILED, INCONCLUSIVE, REPRODUCED, ClaimError, Comparison
+from ensemble_bandits.claims.looks import DECIDED, FUTILE, UNDECIDED, claim_comparisons, curves_to_continue
+from ensemble_bandits.claims.looks import decide_look, run_looks
 from ensemble_bandits.claims.paired import compare_diff
 
 EQUAL = {K: np.arange(1, K + 1) / K for K in (2, 3, 4, 5)}
@@ -286,7 +285,8 @@ def replay(design, pool, replays, shift=0.0, relation="better", limit=0.0, seed=
     for _ in range(replays):
         draw = pool[rng.choice(pool.size, (m + 1) * n_max, replace=False)].reshape(m + 1, n_max)
         diffs = [pd.Series(draw[0] + shift - b) for b in draw[1:]]
-        d = run_looks(design, lambda n: [compare_diff(f"a - b{j}", x[:n], relation, limit)[0] for j, x in enumerate(diffs)])
+        d = run_looks(design, lambda n: [compare_diff(f"a - b{j}", x[:n], relation, limit)[0]
+                                         for j, x in enumerate(diffs)])
         key = FUTILE if d.status == FUTILE else d.verdict
         counts[key] = counts.get(key, 0) + 1
         seeds += d.n

@@ -90,11 +90,10 @@ class _Recursion:
         step = t - self.t
         return self.x + self.drift * step, math.sqrt(step)
 
-    def crossing(self, t, c, upper=True):
-        """P(reach look t, Z_t >= c) (``upper``), or P(reach look t, Z_t <= c)."""
+    def crossing(self, t, c):
+        """P(reach look t, Z_t >= c)."""
         mean, sd = self._move(t)
-        z = (c * math.sqrt(t) - mean) / sd
-        return float(self.g @ (_sf(z) if upper else _sf(-z)))
+        return float(self.g @ _sf((c * math.sqrt(t) - mean) / sd))
 
     def advance(self, t, lower, upper, futile=0.0):
         """Keep the mass reaching look t with lower < Z_t < upper and not |Z_t| < ``futile`` (a
