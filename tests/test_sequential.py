@@ -143,6 +143,26 @@ def test_design_table_and_doubling():
         seq.boundaries([0.5, 0.5, 1.0])
 
 
+def test_drift_for_a_power():
+    """Without futility a design needs a little more drift than the fixed-sample test (z_0.025 +
+    z_0.1 = 3.242 for 90 %); the futility stops cost some more."""
+    design = seq.Design.doubling(10)
+    fixed = norm.isf(0.025) + norm.isf(0.1)
+    plain, stopped = design.drift_for(0.9, None), design.drift_for(0.9)
+    assert fixed < plain < 1.01 * fixed < stopped
+    assert design.power(stopped, seq.OPTIMISM) == pytest.approx(0.9, abs=1e-6)
+
+
+def test_a_fixed_test_before_the_looks_spends_more():
+    """A finding already tested at n0 at the full 2.5 % and topped up by looks n0 x {1, 2, 4, 8}
+    (the first look being that test) is decided against its null with probability about 4.7 %, not
+    2.5 %: docs/sequential.md, "Findings already tested at a fixed n"."""
+    design = seq.Design.doubling(10)
+    z = design.z.copy()
+    z[0] = norm.isf(0.025)
+    assert seq.crossing(z, design.fractions).sum() == pytest.approx(0.0470, abs=2e-4)
+
+
 def test_seeds_needed_is_the_futility_boundary():
     design = seq.Design((10, 20, 50))
     low = design.futility_z()

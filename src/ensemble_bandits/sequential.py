@@ -215,6 +215,14 @@ class Design:
         futile = None if optimism is None else self.futility_z(optimism)
         return float(crossing(self.z, self.fractions, -self.z, drift, futile).sum())
 
+    def drift_for(self, power=0.9, optimism=OPTIMISM):
+        """The drift (effect / sd x sqrt(n_K)) that the design decides with probability ``power``
+        (futility stops at ``optimism``; None for none): n_K = (drift x sd / effect)^2 plans the looks
+        for an effect of interest (the fixed-sample test needs z_{alpha} + z_{1-power})."""
+        from scipy.optimize import brentq
+
+        return brentq(lambda d: self.power(d, optimism) - power, 0.0, 20.0, xtol=1e-8)
+
     def table(self):
         """Rows (look, n, fraction, z, nominal p, alpha spent by then)."""
         spend = SPENDING[self.spending] if isinstance(self.spending, str) else self.spending
