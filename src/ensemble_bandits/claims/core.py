@@ -40,7 +40,8 @@ class Comparison:
     """One question of a claim: ``p_confirm`` (p-value for the claim's side), ``p_contradict``
     (p-value for the opposite side).  A comparison of an interval estimate also keeps its sample
     size ``n``, ``estimate``, interval ``halfwidth`` and decision ``bounds`` (the values the
-    interval must clear), from which :meth:`seeds_to_decide` follows."""
+    interval must clear), from which :meth:`seeds_to_decide` follows; ``curves``: the curves it
+    compares, where the check knows them (the curve-pair checks)."""
     label: str
     p_confirm: float
     p_contradict: float
@@ -49,6 +50,7 @@ class Comparison:
     halfwidth: float = float("nan")
     bounds: tuple = ()
     text: str = ""
+    curves: tuple = ()
 
     def seeds_to_decide(self):
         """The seeds at which the interval, shrinking as 1/sqrt(n) with the observed spread, would
@@ -79,19 +81,20 @@ class Verdict(tuple):
         return obj
 
 
-def decide(comparisons) -> tuple:
+def decide(comparisons, alpha: float = ALPHA) -> tuple:
     """(status, one-line summary) of a family of comparisons: not reproduced when a comparison
     is decided against the claim after Holm's correction, reproduced when every comparison is
-    decided for it, inconclusive otherwise (and when there is none)."""
+    decided for it, inconclusive otherwise (and when there is none); each at one-sided level
+    ``alpha`` (a group-sequential look's nominal level, :mod:`ensemble_bandits.sequential`)."""
     comparisons = list(comparisons)
     if not comparisons:
         return INCONCLUSIVE, "no comparison"
     k = len(comparisons)
     adjusted = holm([c.p_contradict for c in comparisons])
-    against = [f"{c.label} (Holm p {fmt(p)})" for c, p in zip(comparisons, adjusted) if p <= ALPHA]
+    against = [f"{c.label} (Holm p {fmt(p)})" for c, p in zip(comparisons, adjusted) if p <= alpha]
     if against:
         return FAILED, f"decided against the claim, Holm over {k}: " + _first(against)
-    undecided = [c.label for c in comparisons if not c.p_confirm <= ALPHA]
+    undecided = [c.label for c in comparisons if not c.p_confirm <= alpha]
     if not undecided:
         return REPRODUCED, f"all {k} comparison(s) decided for the claim"
     return INCONCLUSIVE, f"{len(undecided)} of {k} comparison(s) undecided: " + _first(undecided)

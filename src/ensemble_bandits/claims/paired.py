@@ -12,6 +12,7 @@ heavy tails; ``collapse`` adds the share of runs whose final regret exceeds it.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 
@@ -82,7 +83,7 @@ def _paired(table, panels, pairs, relation, rel_tol=0.0, robust=False, collapse=
             label = f"[{p}] {curve_spec(a)[2]} - {curve_spec(b)[2]}"
             comp, text = compare_pair(label, finals(table, p, a, column), finals(table, p, b, column), relation,
                                       rel_tol, robust, collapse, location)
-            comparisons.append(comp)
+            comparisons.append(replace(comp, curves=(curve_spec(a)[0], curve_spec(b)[0])))
             texts.append(text)
     return verdict(comparisons, texts)
 
