@@ -423,6 +423,27 @@ def test_config_matches_schema(config):
 # the real registry
 
 
+def test_the_papers_are_listed_once():
+    """papers.py is the one list: the registry's prefixes, the report's citations and arXiv ids and the
+    schema's enum of ``paper`` are its keys, in its order."""
+    from ensemble_bandits import papers
+
+    schema = registry.load_yaml(ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    enum = next(v["enum"] for k, v in _walk(schema) if k == "paper" and isinstance(v, dict) and "enum" in v)
+    assert list(registry.PAPERS) == list(report.PAPERS) == list(report.ARXIV) == list(papers.PAPERS) == enum
+
+
+def _walk(node):
+    """(key, value) of every mapping entry in a nested YAML document."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield k, v
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)
+
+
 def test_real_registry_loads(entries):
     assert len(entries) >= 20
     assert {e["paper"] for e in entries.values()} == set(report.PAPERS)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from .papers import PREFIXES as PAPERS     # the one list of papers
 from .paths import run_file
 from .readings import NAME as READING_NAME
 from .readings import changes_runs, reading_series, readings_of
@@ -34,7 +35,6 @@ MAX_SEEDS = 100_000       # a guard against a typo (seeds: 10^9 would build an a
 MAX_YAML_NODES = 200_000
 MAX_YAML_DEPTH = 40
 MAX_ID_LENGTH = 40        # ids become file names and command-line words
-PAPERS = ("phe", "lines", "glmes", "epp")
 # A figure id: a paper prefix, a dash, then lower-case letters, digits and inner dashes (no spaces,
 # "/", "..", quotes or shell characters: ids become file names and command-line words).
 FIGURE_ID = re.compile(r"^(?=.{1,%d}$)(?:" % MAX_ID_LENGTH + "|".join(PAPERS) + r")-[a-z0-9]+(?:-[a-z0-9]+)*$")

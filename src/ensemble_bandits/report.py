@@ -19,15 +19,9 @@ from .atomic import write_text_atomic
 from .paths import restore_hint
 from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
 from .revisions import revised_text, revision_cell
+from .papers import ARXIV, CITATIONS as PAPERS
 from .redraw import redecided_line
 
-PAPERS = {
-    "phe": "Kveton et al. 2019, Perturbed-History Exploration in Stochastic Linear Bandits (LinPHE)",
-    "lines": "Lee & Oh 2024, Improved Regret of Linear Ensemble Sampling (theory only: designed experiments)",
-    "glmes": "Sun, Wang & Xu 2025, Provable Anytime Ensemble Sampling in Nonlinear Contextual Bandits (GLM-ES)",
-    "epp": "Li, Xu, Wang & Luo 2025, Scalable Exploration via Ensemble++",
-}
-ARXIV = {"phe": "1903.09132", "lines": "2411.03932", "glmes": "2510.10730", "epp": "2407.13195"}
 ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
         "reported": "📏 reported"}
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")      # "reported" rows are not counted
