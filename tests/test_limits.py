@@ -108,6 +108,29 @@ def test_limits_the_writer_refuses_a_directory_a_fifo_a_socket_and_a_link_to_a_d
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]      # no temp file left
 
 
+def test_limits_pages_and_downloads_go_through_the_same_writer(tmp_path, monkeypatch):
+    import dataclasses
+    import hashlib
+
+    from ensemble_bandits import data, pages
+
+    (tmp_path / "page.md").mkdir()
+    with pytest.raises(atomic.NotAFileError, match=r"page\.md: it exists and is a directory"):
+        pages.write_page(str(tmp_path / "page.md"), "t", "cmd", "what", "body")
+    name = sorted(data.DATASETS)[0]
+    ds = data.DATASETS[name]
+    digest = hashlib.sha256(b"x").hexdigest()
+    monkeypatch.setitem(data.DATASETS, name, dataclasses.replace(
+        ds, files=tuple(dataclasses.replace(f, sha256=digest, url="https://example.org/f") for f in ds.files)))
+    monkeypatch.setattr(data, "_download", lambda url: b"x")
+    dest = tmp_path / ds.files[0].path
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(dest)
+    with pytest.raises(atomic.NotAFileError, match=rf"{dest}: it exists and is a fifo"):
+        data.fetch([name], tmp_path, log=lambda *a: None)
+    assert dest.is_fifo()
+
+
 def test_limits_the_writer_still_replaces_a_file_and_a_link_to_a_file(tmp_path):
     (tmp_path / "f").write_text("old")
     (tmp_path / "link").symlink_to(tmp_path / "f")
