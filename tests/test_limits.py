@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ensemble_bandits import atomic, registry, runner
-from ensemble_bandits.claims.core import ClaimError
+from ensemble_bandits.claims.core import CHECKS, ClaimError
 from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.registry import RegistryError
 
@@ -277,3 +277,19 @@ def test_values_every_claim_of_the_real_registry_passes_the_argument_checks(entr
     for fid, entry in entries.items():
         fig = registry.resolve(entry, "paper", config["scales"])
         validate_names(entry, fig["curves"] + list(fig.get("pending_curves", {})), fig["panels"])
+
+
+def test_values_every_number_argument_of_the_registry_has_a_kind(entries):
+    """A number a registry claim gives to a check is typed and ranged (claims/argspec.py), so a new
+    check's argument cannot be left to finiteness alone."""
+    from ensemble_bandits.claims.argspec import _kind_of
+
+    untyped = set()
+    for entry in entries.values():
+        for claim_ in entry.get("claims", []):
+            for chk in claim_["checks"]:
+                for name, value in (chk.get("args") or {}).items():
+                    if chk["fn"] in CHECKS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                            and _kind_of(chk["fn"], name) is None:
+                        untyped.add((chk["fn"], name))
+    assert not untyped, f"give these arguments a kind in claims/argspec.py KINDS: {sorted(untyped)}"
