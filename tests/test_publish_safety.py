@@ -98,12 +98,14 @@ def test_an_interrupted_publish_step_leaves_the_committed_file(project, rule, co
         (project / staged_of(committed)).write_bytes(b"\x89PNG\r\n\x1a\n")
         (project / f"results/paper/claims/{FID}.rst").parent.mkdir(parents=True, exist_ok=True)
         (project / f"results/paper/claims/{FID}.rst").write_text("claims\n")
+    log = project / "results/paper/logs/publish" / f"{LOGS[rule]}.log"
+    log.unlink(missing_ok=True)        # the job's wrapper creates it when the job starts
     proc = publish_only(project, rule, committed)
     try:
         deadline = time.time() + 300
-        log = project / "results/paper/logs/publish" / f"{LOGS[rule]}.log"
         while not log.exists() and time.time() < deadline and proc.poll() is None:
-            time.sleep(1)
+            time.sleep(0.5)
+        assert log.exists(), "the publish job did not start"
         time.sleep(3)
         os.killpg(proc.pid, how)
         out, _ = proc.communicate(timeout=120)
