@@ -242,6 +242,8 @@ VALID_GUARDS = {
     "test_values_one_label_over_a_grid_stays_one_curve",
     "test_values_one_curve_at_two_grid_points_is_not_a_self_comparison",
     "test_values_every_claim_of_the_real_registry_passes_the_argument_checks",
+    "test_values_every_number_argument_of_the_registry_has_a_kind",
+    "test_every_committed_record_matches_its_committed_archive",
     "test_the_content_hash_does_not_depend_on_the_parquet_writer",
     "test_the_untouched_built_figure_has_nothing_to_do_for_its_file",
 }

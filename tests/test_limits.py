@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ensemble_bandits import atomic, registry, runner
-from ensemble_bandits.claims.core import ClaimError
+from ensemble_bandits.claims.core import CHECKS, ClaimError
 from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.registry import RegistryError
 
@@ -106,6 +106,29 @@ def test_limits_the_writer_refuses_a_directory_a_fifo_a_socket_and_a_link_to_a_d
     sock.close()
     assert os.path.islink(targets["a device"]) and targets["a directory"].is_dir()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]      # no temp file left
+
+
+def test_limits_pages_and_downloads_go_through_the_same_writer(tmp_path, monkeypatch):
+    import dataclasses
+    import hashlib
+
+    from ensemble_bandits import data, pages
+
+    (tmp_path / "page.md").mkdir()
+    with pytest.raises(atomic.NotAFileError, match=r"page\.md: it exists and is a directory"):
+        pages.write_page(str(tmp_path / "page.md"), "t", "cmd", "what", "body")
+    name = sorted(data.DATASETS)[0]
+    ds = data.DATASETS[name]
+    digest = hashlib.sha256(b"x").hexdigest()
+    monkeypatch.setitem(data.DATASETS, name, dataclasses.replace(
+        ds, files=tuple(dataclasses.replace(f, sha256=digest, url="https://example.org/f") for f in ds.files)))
+    monkeypatch.setattr(data, "_download", lambda url: b"x")
+    dest = tmp_path / ds.files[0].path
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(dest)
+    with pytest.raises(atomic.NotAFileError, match=rf"{dest}: it exists and is a fifo"):
+        data.fetch([name], tmp_path, log=lambda *a: None)
+    assert dest.is_fifo()
 
 
 def test_limits_the_writer_still_replaces_a_file_and_a_link_to_a_file(tmp_path):
@@ -254,3 +277,19 @@ def test_values_every_claim_of_the_real_registry_passes_the_argument_checks(entr
     for fid, entry in entries.items():
         fig = registry.resolve(entry, "paper", config["scales"])
         validate_names(entry, fig["curves"] + list(fig.get("pending_curves", {})), fig["panels"])
+
+
+def test_values_every_number_argument_of_the_registry_has_a_kind(entries):
+    """A number a registry claim gives to a check is typed and ranged (claims/argspec.py), so a new
+    check's argument cannot be left to finiteness alone."""
+    from ensemble_bandits.claims.argspec import _kind_of
+
+    untyped = set()
+    for entry in entries.values():
+        for claim_ in entry.get("claims", []):
+            for chk in claim_["checks"]:
+                for name, value in (chk.get("args") or {}).items():
+                    if chk["fn"] in CHECKS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                            and _kind_of(chk["fn"], name) is None:
+                        untyped.add((chk["fn"], name))
+    assert not untyped, f"give these arguments a kind in claims/argspec.py KINDS: {sorted(untyped)}"

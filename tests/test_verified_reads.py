@@ -218,3 +218,17 @@ def test_a_damaged_archive_blocks_only_its_own_figure_in_the_workflow(tmp_path):
     rc, out = dry_run("epp-fig8a")
     assert rc != 0 and f"archive {paths.archive_file('paper', 'epp-fig8a')} has damaged metadata" in out, out[-3000:]
     assert "JSONDecodeError" not in out
+
+
+def test_every_committed_record_matches_its_committed_archive():
+    """The committed records state the content hash of the committed archives beside them (after a
+    merge that changed one but not the other, redraw the figure or run tools/stamp_records.py on the
+    record written before hashes), and each reads as what its name says."""
+    from helpers import ROOT
+
+    folder = ROOT / "figures" / "paper"
+    for path in sorted((folder / "records").glob("*.json")):
+        record = read_record(path)
+        data = folder / "archives" / f"{record['id']}.parquet"
+        if data.exists() and "archive_sha256" in record:
+            archive.matches_record(data, archive.read_meta(data, record["id"]))

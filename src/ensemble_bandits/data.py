@@ -14,13 +14,14 @@ import hashlib
 import io
 import os
 import subprocess
-import tempfile
 import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .atomic import atomic_write
 
 
 class DataError(RuntimeError):
@@ -221,11 +222,7 @@ def fetch(names, data_dir, log=print) -> list[str]:
             if got != f.sha256:
                 raise DataError(f"downloaded {f.path} from {f.url} has SHA-256 {got}, expected {f.sha256}; "
                                 f"not installed (the source may have changed)")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-            with os.fdopen(fd, "wb") as out:
-                out.write(blob)
-            os.replace(tmp, dest)
+            atomic_write(dest, lambda tmp, blob=blob: Path(tmp).write_bytes(blob), suffix=".part")
             log(f"{dest}: installed, checksum OK")
     return verify(names, root)
 
