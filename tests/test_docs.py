@@ -237,6 +237,9 @@ def test_reliability_page_lists_every_bad_input():
 
 # Tests of those files that guard valid input (it must stay accepted), not a failure case
 VALID_GUARDS = {
+    "test_stopped_at_a_random_round_resumes_bit_identically",     # test_checkpoint.py: resumes, not refusals
+    "test_a_finished_batch_is_not_played_again",
+    "test_a_killed_job_rerun_resumes_and_writes_the_uninterrupted_numbers",
     "test_limits_anchors_aliases_and_merge_keys_of_the_real_registry_still_load",
     "test_limits_the_writer_still_replaces_a_file_and_a_link_to_a_file",
     "test_values_one_label_over_a_grid_stays_one_curve",
@@ -247,7 +250,8 @@ VALID_GUARDS = {
     "test_the_content_hash_does_not_depend_on_the_parquet_writer",
     "test_the_untouched_built_figure_has_nothing_to_do_for_its_file",
 }
-CLASS_TESTS = ("test_limits.py", "test_eager_registry.py", "test_verified_reads.py", "test_publish_safety.py")
+CLASS_TESTS = ("test_limits.py", "test_eager_registry.py", "test_verified_reads.py", "test_publish_safety.py",
+               "test_checkpoint.py")
 
 
 def test_reliability_page_lists_every_case_of_the_new_classes_and_counts_them():
