@@ -84,6 +84,18 @@ def test_a_finished_batch_is_not_played_again(tmp_path):
     assert np.array_equal(again["regret"][again["seed"] < 2], first["regret"][first["seed"] < 2])
 
 
+def test_a_finished_fixed_block_of_a_partial_job_is_not_played_again(tmp_path, monkeypatch):
+    """A job of seeds 5-11 of a fixed-block agent plays the blocks 0-9 and 10-19; once they are in its
+    checkpoint, a rerun takes both from it and plays nothing."""
+    cell, seeds = CELLS["neural_es"], list(range(5, 12))
+    ckpt = Checkpoint(tmp_path / "c.ckpt", str(identity_of(cell, seeds)), every=1e9)
+    first = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
+    assert sorted(ckpt.done) == [0, 10]
+    monkeypatch.setattr(runner, "_run_batch", lambda *a, **k: pytest.fail("a finished batch was played again"))
+    again = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
+    assert np.array_equal(first["regret"], again["regret"]) and np.array_equal(first["seed"], again["seed"])
+
+
 def test_foreign_stale_and_damaged_checkpoints_are_refused(tmp_path):
     cell, seeds = CELLS["lints"], [0, 1]
     path = tmp_path / "c.ckpt"

@@ -436,8 +436,9 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     parts = []
     for block, keep in (_fixed_blocks(seeds, fixed) if fixed else
                         ((b, None) for b in _blocks(seeds, max_batch or batch_size(cell, len(seeds))))):
-        if checkpoint is not None and block[0] in checkpoint.done:
-            parts.append(checkpoint.done[block[0]])
+        first = block[0]                              # the batch played: its key in the checkpoint
+        if checkpoint is not None and first in checkpoint.done:
+            parts.append(checkpoint.done[first])
             continue
         res, secs = _run_batch(cell, block, cps, _progress(block) if verbose else None, data_dir=data_dir,
                                ckpt=checkpoint)
@@ -446,7 +447,7 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
             block, res = [block[i] for i in keep], {k: v[:, keep] for k, v in res.items()}
         parts.append(_long_table(block, cps, res, secs))
         if checkpoint is not None:                    # kept on disk at once: a kill now loses no finished batch
-            checkpoint.finish(block[0], parts[-1])
+            checkpoint.finish(first, parts[-1])
             checkpoint.save()
     return _concat(parts)
 
