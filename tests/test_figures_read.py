@@ -63,6 +63,33 @@ def test_the_methods_of_one_figure_have_colours_a_reader_tells_apart(entries, co
     assert np.linalg.norm(_lab("#ffffff") - _lab("#000000")) == pytest.approx(100, abs=0.01)
 
 
+def colour_clashes(spec: dict, styles: dict, min_delta: float = 25.0) -> list:
+    """Pairs of curves of two different method families whose drawn colours (a family's shade for an
+    agent's second or third curve included) are closer than ``min_delta`` in CIELAB."""
+    fams = {c: methods.family_of(a) for c, a in spec["methods"].items() if c in styles}
+    out = []
+    curves = sorted(c for c in fams if fams[c])
+    for i, a in enumerate(curves):
+        for b in curves[i + 1:]:
+            if fams[a] != fams[b]:
+                d = float(np.linalg.norm(_lab(styles[a]["color"]) - _lab(styles[b]["color"])))
+                if d < min_delta:
+                    out.append((a, b, round(d, 1)))
+    return out
+
+
+def test_the_curves_of_two_methods_are_drawn_in_colours_a_reader_tells_apart(entries, config):
+    """Not only the families' base colours: every two curves of different methods in a figure, as drawn
+    (an agent's further curves take shades of its colour), are 25 apart in CIELAB. The old phe-fig1
+    failed here: LinPHE (a = 1), a light shade of the perturbed-history vermillion, was 21.9 from
+    LinTS's orange."""
+    clashes = {fid: c for fid, spec, styles in _method_figures(entries, config) if (c := colour_clashes(spec, styles))}
+    assert not clashes, clashes
+    old = {"color": methods.shade("#D55E00", 1, 3)}, {"color": methods.agent_look("lints")[0]}
+    assert colour_clashes({"methods": {"LinPHE (a = 1)": "linphe", "LinTS": "lints"}},
+                          {"LinPHE (a = 1)": old[0], "LinTS": old[1]})
+
+
 def test_a_method_keeps_its_colour_in_every_figure(entries, config):
     figs = _method_figures(entries, config)
     seen, compared = {}, 0

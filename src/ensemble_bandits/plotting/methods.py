@@ -21,7 +21,7 @@ FAMILIES = {
     "Ensemble++": (_CB[0], "-"),
     "Thompson sampling": (_CB[1], "-"),
     "UCB": (_CB[2], "-"),
-    "perturbed history": (_CB[3], "-"),
+    "perturbed history": ("#B2182B", "-"),   # dark red: the palette's vermillion, lightened for a second curve, met TS's orange
     "greedy": (_CB[4], "-"),
     "follow the perturbed leader": ("#7570b3", "-"),   # slate blue: the palette's brown is too near a dark orange
     "Ensemble+": (_CB[5], "-"),      # brown: the palette's pink sat too near greedy's purple (they share figures)
@@ -51,7 +51,7 @@ AGENT_FAMILY = {
 # of the family colour: + mixes towards white, - towards black, by that fraction
 AGENT_SHADE = {
     "glm_tsl": -0.4, "neural_ts": 0.45,
-    "glm_ucb": -0.4, "ucb_glm": 0.4, "neural_ucb": -0.7,
+    "glm_ucb": -0.4, "ucb_glm": 0.4, "neural_ucb": -0.45,
     "glinphe": -0.4, "neural_phe": 0.45,
     "glm_es": -0.45, "neural_es": -0.8,
     "glm_es_anytime": -0.4, "neural_es_anytime": -0.4,
