@@ -150,6 +150,15 @@ def test_overlapping_sd_bands_become_bars(spread, band, style, bars):
     assert (f"bars: {plotting.BANDS[band]}" in footer) == bars and (f"band: {plotting.BANDS[band]}" in footer) != bars
 
 
+def test_on_top_draws_the_baseline_over_the_other_curves():
+    import matplotlib.pyplot as plt
+
+    fig = plotting.regret_curves.draw(_spread_runs(1.0), {"id": "x", "band": "ci95"}, {"on_top": ["A"]})
+    z = {ln.get_label(): ln.get_zorder() for ln in fig.axes[0].get_lines()}
+    plt.close(fig)
+    assert z["A"] > z["B"]
+
+
 def test_a_band_style_that_does_not_exist_is_named():
     with pytest.raises(ValueError, match="band_style 'dots' is not one of auto, fill, bars"):
         plotting.regret_curves.draw(_spread_runs(1.0), {"id": "x", "band": "sd"}, {"band_style": "dots"})

@@ -82,9 +82,11 @@ def draw(df, spec, plot):
         shown = [c for c in curves if c in rows]
         bars = bands_as_bars([rows[c] for c in shown], band_kind, plot.get("band_style", "auto"))
         barred.append(bars)
+        on_top = set(plot.get("on_top") or [])          # the baseline a reader compares against: drawn last
         for i, c in enumerate(shown):
             s, st = rows[c], styles[c]
-            (ln,) = ax.plot(s[x], s["mean"], label=c, color=st["color"], linestyle=st["linestyle"], lw=1.6)
+            (ln,) = ax.plot(s[x], s["mean"], label=c, color=st["color"], linestyle=st["linestyle"], lw=1.6,
+                            zorder=3 if c in on_top else 2)
             if bars:
                 _bars(ax, s, x, st, i, len(shown))
             else:
