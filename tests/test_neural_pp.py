@@ -666,3 +666,28 @@ def test_an_unknown_ranking_or_loss_is_refused():
         AGENTS["ensemble_plus"](e.setting, [0], 10, loss="ce", rank_by="argmax", **{**FAST, **_kw("ensemble_plus")})
     with pytest.raises(ValueError, match="loss must be one of"):
         AGENTS["epinet"](e.setting, [0], 10, loss="softmax", **{**FAST, **_kw("epinet")})
+
+
+def test_flush_denormal_flushes_subnormals_during_the_rounds_only(monkeypatch):
+    """``flush_denormal: true`` runs the agent's rounds with subnormals flushed to zero (the runner enters
+    ``agent.arithmetic()``), and leaves torch's default mode after the run; without it nothing changes."""
+    from ensemble_bandits import runner
+
+    tiny = lambda: float((torch.tensor([1e-39], dtype=torch.float32) * 1.0)[0])    # noqa: E731  a float32 subnormal
+    seen = []
+    cls = AGENTS["ensemble_pp_neural"]
+    update = cls.update
+
+    def spying(self, t, obs, arms, rewards):
+        seen.append(tiny())
+        return update(self, t, obs, arms, rewards)
+
+    monkeypatch.setattr(cls, "update", spying)
+    cell = {"env": {"name": "epp_quadratic", "d": 6, "n_arms": 5, "pool": 20}, "horizon": 6,
+            "agent": {"name": "ensemble_pp_neural", "M": 2, "hidden": 8, "G": 2, "batch_size": 4, "update_start": 3,
+                      "flush_denormal": True}}
+    runner.simulate_columns(cell, [0, 1])
+    assert seen and all(v == 0.0 for v in seen) and tiny() > 0.0
+    seen.clear()
+    runner.simulate_columns({**cell, "agent": {**cell["agent"], "flush_denormal": False}}, [0, 1])
+    assert seen and all(v > 0.0 for v in seen)

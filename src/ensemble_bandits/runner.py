@@ -284,14 +284,23 @@ def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None,
     if spent is not None:
         _time_calls(agent, spent)
     t0 = _batch_clock()                 # bound at import: a test's fake perf_counter sees only its own calls
-    for rnd in play(env, agent, T, last + 1):
-        if rec.add(rnd.t, rnd.regret, agent, env) and progress:
-            progress(rnd.t, T)
-        if ckpt is not None and ckpt.due() and rnd.t < T:
-            ckpt.save((list(seeds), env, agent, rec, rnd.t, before + _batch_clock() - t0))
+    with _arithmetic(agent):
+        for rnd in play(env, agent, T, last + 1):
+            if rec.add(rnd.t, rnd.regret, agent, env) and progress:
+                progress(rnd.t, T)
+            if ckpt is not None and ckpt.due() and rnd.t < T:
+                ckpt.save((list(seeds), env, agent, rec, rnd.t, before + _batch_clock() - t0))
     if spent is not None and hasattr(agent, "streams"):
         spent["variates"] = agent.streams.taken()
     return rec.columns(), before + _batch_clock() - t0
+
+
+def _arithmetic(agent):
+    """The floating-point mode ``agent`` declares for its rounds (``agent.arithmetic()``; none by default)."""
+    import contextlib
+
+    mode = getattr(agent, "arithmetic", None)
+    return mode() if mode else contextlib.nullcontext()
 
 
 def check_group(cells: list) -> None:
