@@ -71,7 +71,8 @@ def test_crossing_against_genz():
 
     crossed = seq.crossing(c, t)
     for k in range(2, 5):
-        assert crossed[k - 1] == pytest.approx(below(k - 1, c[:k - 1]) - below(k, c[:k]), abs=1e-7)
+        # abs 1e-6: scipy's Genz integration is randomised (a CI run once differed by 1.1e-7)
+        assert crossed[k - 1] == pytest.approx(below(k - 1, c[:k - 1]) - below(k, c[:k]), abs=1e-6)
 
 
 @pytest.mark.parametrize("K,total", [(2, 0.042), (4, 0.063), (10, 0.097), (20, 0.124)])
