@@ -157,7 +157,7 @@ def test_a_committed_paper_figure_is_rebuilt_from_its_archive_bit_for_bit(tmp_pa
     for p, data in committed.items():
         assert (project / p).read_bytes() == data, p
     again = json.loads((project / paths.record_file("paper", fid)).read_text())
-    stamps = ("run", "sha256", "archive_sha256")       # the run, and the hashes a record carries since it has them
+    stamps = ("run", "redecided", "sha256", "archive_sha256")   # provenance, and the hashes a record carries
     assert {k: v for k, v in again.items() if k not in stamps} == {k: v for k, v in record.items() if k not in stamps}
     assert again["archive_sha256"] == archive.content_sha256(project / paths.archive_file("paper", fid))
 def _git(project, *args):
