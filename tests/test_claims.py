@@ -226,6 +226,24 @@ def _rate_ratio(status):
     return _power_curves({"A": power}, seeds, sd), {"curves": ["A"], "relation": "below", "threshold": 0.8}
 
 
+def _level_curves(rates, seeds=10, sd=0.0, uniform=0.5, T=10_000):
+    """Curves that pay ``rates[c]`` (+ N(0, sd^2) per seed) regret per round after an early 500 rounds
+    at the rate of a uniformly random policy, ``uniform`` (the column uniform_rate); checkpoints
+    every T/20."""
+    ts = np.arange(T // 20, T + 1, T // 20)
+    rows = [{"panel": "P", "curve": c, "seed": s, "t": int(t), "uniform_rate": uniform,
+             "regret": uniform * min(t, 500) + (r + e) * max(t - 500, 0)}
+            for c, r in rates.items() for s, e in zip(range(seeds), noise(3, seeds, sd)) for t in ts]
+    return pd.DataFrame(rows)
+
+
+def _level_below(status):
+    """A late rate of 0.02 (4 % of the uniform policy's 0.5) is below a tenth; 0.2 (40 %) is not; 0.05
+    (10 %) with 4 seeds that scatter by 0.02 leaves it undecided."""
+    rate, seeds, sd = {REPRODUCED: (0.02, 10, 0.002), FAILED: (0.2, 10, 0.002), INCONCLUSIVE: (0.05, 4, 0.02)}[status]
+    return _level_curves({"A": rate}, seeds, sd), {"fraction": 0.1}
+
+
 def _coupled_identical(status):
     first = [T + 1, T + 1, 37, T + 1]                      # seed 2 diverges ...
     tie = [False, False, status == REPRODUCED, False]      # ... at a near-tie (fine) or not (failure)
@@ -370,6 +388,7 @@ CASES = {
     "slope_at_most": (_slope_at_most, ALL),
     "slope_at_least": (_slope_at_least, ALL),
     "rate_ratio": (_rate_ratio, ALL),
+    "level_below": (_level_below, ALL),
     "fraction_at_least": (_fraction_at_least, ALL),
     "final_level": (_final_level, ALL),
     "falls_before_bend": (_falls_before_bend, ALL),
@@ -863,6 +882,65 @@ def test_rate_ratio_against_its_closed_form():
     assert status == INCONCLUSIVE and "too few checkpoints" in numbers
     with pytest.raises(ClaimError):
         claims.rate_ratio(df, curves=["root"], relation="under", threshold=0.8)
+
+
+def test_level_below_against_a_naive_computation():
+    """The ratio per seed is (R(T) - R(T/2)) / (T/2) / uniform_rate, its mean and t-interval as computed by
+    hand; a curve that flattened before T/10 (where the rate ratio fails: both windows flat) passes, and
+    one still learning at a rate ratio of 0.47 (R ~ t^0.53) fails; a table without the reference column
+    is an error, not a verdict."""
+    from scipy import stats as sps
+
+    df = _level_curves({"A": 0.03, "B": 0.06}, seeds=6, sd=0.003, uniform=0.4)
+    df.loc[df["seed"] == 2, "uniform_rate"] = 0.5                   # the reference is read per seed
+    status, numbers = claims.level_below(df, fraction=0.2, curves=["A"])
+    a = df[df["curve"] == "A"].pivot_table(index="seed", columns="t", values="regret")
+    ref = df[df["curve"] == "A"].groupby("seed")["uniform_rate"].first()
+    q = ((a[10_000] - a[5_000]) / 5_000 / ref).to_numpy()
+    half = sps.t.ppf(0.975, q.size - 1) * q.std(ddof=1) / np.sqrt(q.size)
+    assert status == REPRODUCED
+    assert (f"per-round regret over (5000, 10000] {((a[10_000] - a[5_000]) / 5_000).mean():.4g} = {q.mean():.4g} "
+            f"[{q.mean() - half:.4g}, {q.mean() + half:.4g}] of a uniformly random policy's") in numbers
+    assert claims.level_below(df, fraction=0.1, curves=["A", "B"])[0] == FAILED          # B pays 15 % of it
+    flat = _power_curves({"early": 1.0}, seeds=5, sd=0.0)
+    flat = flat.assign(regret=np.minimum(flat["t"], 800.0) + 1e-3 * flat["t"] * (1 + flat["seed"] / 10),
+                       uniform_rate=1.0)
+    assert claims.rate_ratio(flat, relation="below", threshold=0.5)[0] == FAILED        # 0.001 / 0.001: ratio ~1
+    assert claims.level_below(flat, fraction=0.1)[0] == REPRODUCED                       # 0.1 % of random
+    learning = _power_curves({"slow": 0.53}, seeds=5, sd=0.002).assign(uniform_rate=0.5 * 10_000 ** -0.47)
+    assert claims.rate_ratio(learning, relation="below", threshold=0.5)[0] == REPRODUCED
+    assert claims.level_below(learning, fraction=0.1)[0] == FAILED
+    with pytest.raises(ClaimError, match="uniform_rate"):
+        claims.level_below(df.drop(columns="uniform_rate"), fraction=0.1)
+
+
+def test_the_uniform_policys_expected_regret_is_exact():
+    """expected_subset_max against an enumeration of every subset; the pool bandit's uniform_regret against
+    the mean, over 3,000 rounds of its own offered sets, of max - mean of the offered means (what a uniformly
+    random choice pays in expectation each round), and the same for every seed of the fixed instance."""
+    import itertools
+
+    from ensemble_bandits.envs.epp_nonlinear import expected_subset_max
+    from ensemble_bandits.runner import make_env
+
+    v = noise(5, 9, 1.0)
+    for k in (1, 3, 9):
+        naive = np.mean([v[list(c)].max() for c in itertools.combinations(range(9), k)])
+        assert expected_subset_max(v, k) == pytest.approx(naive, rel=1e-12)
+    env = make_env({"name": "epp_quadratic", "d": 20, "n_arms": 10, "pool": 200}, range(3))
+    u = env.uniform_regret()
+    paid = []
+    for t in range(1, 3001):
+        env.observe(t)
+        paid.append(env.best - env.means.mean(axis=1))
+    paid = np.array(paid)
+    assert u.shape == (3,) and np.all(u == u[0])
+    assert u[0] == pytest.approx(paid[:, 0].mean(), abs=4 * paid[:, 0].std() / np.sqrt(len(paid)))
+    every = make_env({"name": "epp_quadratic", "d": 20, "n_arms": 200, "pool": 200}, range(2))
+    assert every.uniform_regret()[0] == pytest.approx(every.pool_means[0].max() - every.pool_means[0].mean())
+    per_seed = make_env({"name": "epp_quadratic", "d": 20, "n_arms": 10, "pool": 200, "instance": "per_seed"},
+                        range(2)).uniform_regret()
+    assert per_seed[0] != per_seed[1]
 
 
 def test_a_claim_below_the_minimum_seed_count_gets_no_verdict():

@@ -8,6 +8,7 @@ Statistics live in ``stats``, writers in ``atomic``.
 """
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -131,14 +132,30 @@ def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
     return frames
 
 
+def _uniform_rate(cell: dict, seeds: int, cache: dict):
+    """Per seed 0 .. seeds - 1, the expected per-round regret of a uniformly random policy on the
+    environment of ``cell`` (:func:`envs.uniform_regret`; ``cache``: by environment), or None."""
+    if "env" not in cell:
+        return None
+    from .envs import uniform_regret
+
+    key = (json.dumps(cell["env"], sort_keys=True, default=str), int(seeds))
+    if key not in cache:
+        cache[key] = uniform_regret(cell["env"], range(int(seeds)))
+    return cache[key]
+
+
 def figure_table(fig: dict, per_job: int, files=None, frames=None):
     """The long table of a resolved simulation figure from its cells' rows (``frames``, default
     :func:`cell_frames` from run files); a curve whose agent counts its parameters
-    (:func:`param_count`) gets them in a column ``params`` (the x axis of a regret-compute plot)."""
+    (:func:`param_count`) gets them in a column ``params`` (the x axis of a regret-compute plot),
+    and one whose environment knows a uniformly random policy's expected per-round regret
+    (``uniform_regret``: the epp pool bandits) gets it, per seed, in a column ``uniform_rate`` (the
+    reference of ``claims.level_below``)."""
     import pandas as pd
 
     cache = frames if frames is not None else cell_frames(fig, per_job, files=files)
-    parts = []
+    parts, uniform = [], {}
     for s in fig["series"]:
         df = cache[s["key"]]
         df = df[df["seed"] < s["seeds"]].copy()
@@ -149,6 +166,9 @@ def figure_table(fig: dict, per_job: int, files=None, frames=None):
         n_params = param_count(s["cell"])
         if n_params is not None:
             df["params"] = n_params
+        rate = _uniform_rate(s["cell"], s["seeds"], uniform)
+        if rate is not None:
+            df["uniform_rate"] = rate[df["seed"].to_numpy()]
         if any("reading" in x for x in fig["series"]):      # a figure with readings: which rows are whose
             df["reading"] = s.get("reading", "")
             df["base_curve"] = s.get("base_curve", s["curve"])

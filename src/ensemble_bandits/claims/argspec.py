@@ -32,7 +32,7 @@ KINDS = {
     "factor": _POSITIVE, "collapse": _POSITIVE, "threshold": _NUMBER, "max_slope": _NUMBER, "min_slope": _NUMBER,
     "expected": _NUMBER, "x_min": _NUMBER, "x_max": _NUMBER, "at": (_NUMBER[0], lambda v: _real(v) or isinstance(v, dict)),
     "r2_min": ("a number from 0 to 1", lambda v: _real(v) and 0 <= v <= 1), "t_share": _SHARE,
-    "n_boot": _COUNT, "t_min": _ROUND, "report_only": _FLAG,
+    "n_boot": _COUNT, "t_min": _ROUND, "report_only": _FLAG, "fraction": _SHARE,
 }
 CHOICES = {
     ("versus_levels", "relation"): ("better", "not_worse", "worse", "similar"),

@@ -1,5 +1,6 @@
 """Checks of how one curve behaves: log-log slopes and the ratio of late to early per-round regret
-(seed-bootstrap intervals), a fraction that must stay above a level at every checkpoint, a
+(seed-bootstrap intervals), late per-round regret against a reference level (a uniformly random
+policy's), a fraction that must stay above a level at every checkpoint, a
 column's level at the last checkpoint, a column that falls below a level before the regret bends,
 pathwise coupling, timing ratios and the linear fit of a derived table."""
 from __future__ import annotations
@@ -101,6 +102,49 @@ def rate_ratio(table, relation, threshold, curves=None, early=(0.1, 0.2), late=(
             texts.append(f"{label}: per-round regret over ({int(t3)}, {int(t4)}] / over ({int(t1)}, {int(t2)}] = "
                          f"{fmt(r[0])} [{fmt(lo)}, {fmt(hi)}] (bootstrap over {n} seeds) vs {relation} "
                          f"{fmt(threshold)}")
+    return verdict(comparisons, texts)
+
+
+# How the numbers name a reference level column of level_below.
+REFERENCES = {"uniform_rate": "a uniformly random policy's"}
+
+
+@check(curves=("curves",))
+def level_below(table, fraction, curves=None, reference="uniform_rate", window=(0.5, 1.0), panels=None):
+    """Each curve's per-round regret late in the run is below ``fraction`` of a reference level, the
+    column ``reference`` (default ``uniform_rate``: a uniformly random policy's expected per-round
+    regret on the same environment and seed, ``aggregate.figure_table``).  Per seed,
+    q = [(R(t2) - R(t1)) / (t2 - t1)] / reference, with t1, t2 the last checkpoints at or below
+    window[0] T and window[1] T (T: the panel's last round); below when the upper edge of the 95 %
+    t-interval of q's mean over seeds is below ``fraction``, decided against when its lower edge is
+    above it; every curve of the panel without ``curves``."""
+    if curves:
+        curves_exist(table, curves)
+    if reference not in table.columns:
+        raise ClaimError(f"no column {reference!r}: the figure's environments give no reference level")
+    comparisons, texts = [], []
+    for p in panels_of(table, panels):
+        sub = select(table, p)
+        for c in (curves or list(dict.fromkeys(sub["curve"]))):
+            rows = sub[sub["curve"] == c]
+            R = rows.pivot_table(index="seed", columns="t", values="regret").dropna()
+            ref = rows.groupby("seed")[reference].first().reindex(R.index)
+            ts = R.columns.to_numpy(dtype=float)
+            i1, i2 = _window_rounds(ts, ts[-1], window)
+            label = f"[{p}] {c}"
+            if i1 < 0 or i1 == i2:
+                comparisons.append(Comparison(label, 1.0, 1.0))
+                texts.append(f"{label}: too few checkpoints for the window {window} of T = {int(ts[-1])}")
+                continue
+            t1, t2 = ts[i1], ts[i2]
+            rate = (R.iloc[:, i2] - R.iloc[:, i1]) / (t2 - t1)
+            loc = stats.MeanT(rate / ref)
+            lo, hi = loc.interval()
+            comparisons.append(Comparison(label, *stats.below(loc, fraction), n=loc.n, estimate=loc.estimate,
+                                          halfwidth=(hi - lo) / 2, bounds=(fraction,)))
+            texts.append(f"{label}: per-round regret over ({int(t1)}, {int(t2)}] {fmt(rate.mean())} = "
+                         f"{fmt(loc.estimate)} [{fmt(lo)}, {fmt(hi)}] of {REFERENCES.get(reference, reference)} "
+                         f"{fmt(ref.mean())} (n = {loc.n}) vs below {fmt(fraction)}")
     return verdict(comparisons, texts)
 
 

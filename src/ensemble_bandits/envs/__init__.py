@@ -41,3 +41,13 @@ def cell_derived_inputs(cell: dict) -> list[str]:
     """Rule-made files the environment of ``cell`` reads at run time (``Environment.derived_inputs``)."""
     found = _cell_env(cell)
     return list(found[0].derived_inputs(found[1])) if found else []
+
+
+def uniform_regret(spec: dict, seeds):
+    """Per seed, the expected per-round regret of a uniformly random policy on the environment of
+    ``spec`` (its ``uniform_regret``, exact, no simulation), or None for an environment without one."""
+    if spec.get("name") not in ENVIRONMENTS or not hasattr(ENVIRONMENTS[spec["name"]], "uniform_regret"):
+        return None
+    from ..runner import make_env
+
+    return make_env(spec, seeds).uniform_regret()

@@ -24,7 +24,7 @@ seed gets the noise stream (``instance_seed``, "env/noise")).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, gammaln
 
 from ..protocol import Observation
 from ..rng import BlockStream, generator
@@ -32,6 +32,19 @@ from .base import Contexts, Environment, unit_rows
 
 INSTANCES = ("fixed", "per_seed")
 NOISE_SEEDS = ("per_seed", "fixed")
+
+
+def expected_subset_max(values: np.ndarray, k: int) -> float:
+    """E[max of ``k`` of ``values`` drawn uniformly without replacement], exact by order statistics:
+    with v_(1) <= ... <= v_(n) sorted, the largest of the k drawn is v_(i) with probability
+    C(i - 1, k - 1) / C(n, k) (the other k - 1 from the i - 1 below it)."""
+    v = np.sort(np.asarray(values, dtype=float))
+    n, k = v.size, int(k)
+    if not 1 <= k <= n:
+        raise ValueError(f"k = {k} must be between 1 and {n}")
+    i = np.arange(k, n + 1)                                  # ranks that can be the largest drawn
+    log_w = (gammaln(i) - gammaln(k) - gammaln(i - k + 1)) - (gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1))
+    return float(np.exp(log_w) @ v[k - 1:])
 
 
 class PoolBandit(Contexts):
@@ -73,6 +86,14 @@ class PoolBandit(Contexts):
     def pool_means_of(self, x: np.ndarray, params) -> np.ndarray:
         """Mean rewards (pool,) of the actions ``x`` (pool, d) under ``params``."""
         raise NotImplementedError
+
+    def uniform_regret(self) -> np.ndarray:
+        """Per seed (B,), the expected per-round regret of a uniformly random choice among the offered
+        actions: E[max of the ``n_arms`` offered means] - the mean of the pool's means (every pool action
+        is offered, and chosen, with the same probability), exact (:func:`expected_subset_max`); the
+        same in every round, the offered sets being independent uniform draws."""
+        per_instance = np.array([expected_subset_max(m, self.K) - m.mean() for m in self.pool_means])
+        return np.broadcast_to(per_instance, (self.B,)).copy() if per_instance.size == 1 else per_instance
 
     def offered(self, t: int) -> np.ndarray:
         """Pool indices (B, K) offered in round t: the K smallest of pool fresh uniforms, in pool order."""
