@@ -131,3 +131,59 @@ def test_the_committed_report_marks_every_revised_claim():
             if commits and not all(f"revised at {c}" in row for c in commits):
                 unmarked.append(f"{fid} · {cid}")
     assert unmarked == [], f"regenerate figures/paper/REPORT.md (report_all): not marked revised: {unmarked}"
+
+
+LEVEL_REVISION = "ccc45da"        # 'converged' of epp-fig11 and epp-fig12a-c: a level test instead of a rate ratio
+
+
+def test_the_converged_premise_revision_is_listed_for_the_premise_and_every_claim_it_gates():
+    """The level test that replaced the rate ratio of 'converged' (issue 52) is a recorded revision, after the
+    numbers, of the premise and of each claim that rests on it: earlier rule the rate ratio below 0.5, later
+    rule (today's) the level below 0.1 of a uniformly random policy's per-round regret; it names the error it
+    fixes, so the tally counts the level test's verdict."""
+    entries, history = _entries(), _history()
+    gated = {"epp-fig11": ["converged", "slight-decrease", "c-10000-strong"],
+             "epp-fig12a": ["converged", "discrete-update-better"],
+             "epp-fig12b": ["converged", "continuous-reference-better"],
+             "epp-fig12c": ["converged", "perturbation-insensitive"]}
+    for fid, cids in gated.items():
+        for cid in cids:
+            rev = history[fid][cid]["revisions"][-1]
+            assert rev["commit"] == LEVEL_REVISION and rev["date"] == "2026-11-29" and rev["after_numbers"] is True
+            assert rev["fixes_error"] and rules.counted_revision(history[fid][cid]) is None
+            before = rev["earlier_rule"] if cid == "converged" else rev["earlier_rule"]["premises"]["converged"]
+            assert [c["fn"] for c in before["checks"]] == ["rate_ratio"]
+            now = rules.rule_of(entries[fid], cid)
+            assert rev["fingerprint"] == rules.fingerprint(now)
+            level = now if cid == "converged" else now["premises"]["converged"]
+            assert level["checks"] == [{"fn": "level_below", "args": {"fraction": 0.1}}]
+
+
+def test_the_converged_premise_under_its_first_rule_is_decided_again_beside_the_level_test():
+    """epp-fig11's converged: the rate ratio (first rule) decided again on the committed archive passes the
+    G = 1 full history at 0.465; the committed record, under the level test, fails it (0.26 to 0.36 of the
+    random policy's per-round regret); the section row shows both, and a gated claim's row the verdict
+    committed under the rule its latest revision replaced."""
+    from ensemble_bandits import report, revisions
+    from ensemble_bandits.cli import build_table
+    from ensemble_bandits.data import config_data_dir
+
+    fid = "epp-fig11"
+    if not (PAPER / "archives" / f"{fid}.parquet").exists():
+        pytest.fail(f"{fid} has no committed archive")
+    entries, history = _entries(), _history()
+    configfile = ROOT / "config" / "config.yaml"
+    config = registry.with_defaults(registry.load_yaml(configfile))
+    notes = revisions.revision_notes(entries, {fid: {c: history[fid][c] for c in ("converged", "slight-decrease")}},
+                                     [fid], config, str(config_data_dir(configfile)), build_table)
+    first = notes[fid, "converged"]["first"]
+    assert first["how"] == "archive" and first["status"] == "reproduced" and "= 0.4652 [" in first["numbers"]
+    record = {c["id"]: c for c in report.read_record(PAPER / "records" / f"{fid}.json")["claims"]}
+    assert record["converged"]["status"] == "not reproduced" and "of a uniformly random policy's" in \
+        record["converged"]["numbers"]
+    cell = revisions.revision_cell({"revision": notes[fid, "converged"]})
+    assert f"revised at {LEVEL_REVISION}" in cell and "under the first rule (1a101d2): reproduced" in cell
+    gated = revisions.revision_cell({"revision": notes[fid, "slight-decrease"]})
+    assert (f"revised at {LEVEL_REVISION}: the premise 'converged' decided by a level test" in gated
+            and "(the verdict before it: reproduced, committed at fc6c827)" in gated)
+    assert "counted: the current verdict" in gated and record["slight-decrease"]["status"] == "inconclusive"

@@ -211,6 +211,12 @@ REASONS = {
                 "epp-fig12": ("the designed premise 'converged' (rate ratio of every compared curve below 0.5; "
                                "a failed premise leaves the claim inconclusive) added after the numbers were "
                                "known", None)},
+    "ccc45da": {"*": ("the premise 'converged' decided by a level test (every compared curve's per-round regret over "
+                      "(T/2, T] below 0.1 of a uniformly random policy's, exact) instead of the rate ratio below 0.5, "
+                      "after the numbers were known",
+                      "the premise 'converged' was not a convergence test: its rate ratio below 0.5 passed G = 1 "
+                      "curves still learning (0.465) and failed curves flat since before T/10 (0.80), so final "
+                      "regrets of curves still learning were compared as if they had converged (issue 52)")},
     "0f995dd": {"*": ("M grid extended to 2d where d >= 50, censored settings fitted as lower bounds, and R^2, "
                       "slope and spread decided on 95 % seed-bootstrap intervals (derive boot: 1000) instead of "
                       "point estimates, after the not-reproduced verdict (R^2 0.772) was known", None)},

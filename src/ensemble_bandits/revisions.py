@@ -94,7 +94,8 @@ def _verdict_under(entry, cid, history_entry, index, config, data_dir, build_tab
 def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: str, build_table) -> dict:
     """{(figure id, claim id): note} for every revised claim of the figures ``ids`` (their tables built
     by ``build_table``, ``cli.build_table``, from the committed archives): ``commits`` (of its
-    revisions), ``reasons``, ``fixes_error`` (or None), ``after_numbers``, ``first`` (its first rule's
+    revisions), ``reasons``, ``before`` (each revision's ``earlier_verdict``: the last verdict committed under
+    the rule it replaced, or None), ``fixes_error`` (or None), ``after_numbers``, ``first`` (its first rule's
     verdict: status and ``how``) and ``counted`` (the verdict the tally counts: status and which rule)."""
     notes = {}
     for fid in ids:
@@ -111,6 +112,7 @@ def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: st
                 counted = {"rule": "first" if k == 0 else f"the rule of {revisions[k - 1]['commit']}", **under}
             notes[fid, cid] = {
                 "commits": [r["commit"] for r in revisions], "reasons": [r["reason"] for r in revisions],
+                "before": [r.get("earlier_verdict") for r in revisions],
                 "fixes_error": next((r["fixes_error"] for r in reversed(revisions) if r.get("fixes_error")), None),
                 "after_numbers": any(r["after_numbers"] for r in revisions),
                 "first_commit": h["first"]["commit"], "first": first, "counted": counted}
@@ -147,8 +149,9 @@ def revised_text(figures: list) -> str:
 
 
 def revision_cell(c: dict) -> str:
-    """A revised claim's history in its section row: each revision's commit and reason, the first rule's
-    verdict and how it was obtained, and which verdict the tally counts (or, for a claim added after its
+    """A revised claim's history in its section row: each revision's commit and reason (and, after the
+    first, the verdict committed under the rule it replaced), the first rule's verdict and how it was
+    obtained, and which verdict the tally counts (or, for a claim added after its
     figure's first paper-scale numbers, that commit)."""
     n = c.get("revision")
     later = (f"<br>*added to the figure after its first paper-scale numbers ({c['added_after']})*"
@@ -163,7 +166,10 @@ def revision_cell(c: dict) -> str:
         numbers = " ".join(verdict.get("numbers", "").split())[:400]
         return f"decided again on the committed archive: {readable(numbers)}"
 
-    parts = [f"revised at {commit}: {why}" for commit, why in zip(n["commits"], n["reasons"])]
+    before = n.get("before") or [None] * len(n["commits"])
+    parts = [f"revised at {commit}: {why}" + (f" (the verdict before it: {b['status']}, committed at {b['commit']})"
+                                               if i and b else "")
+             for i, (commit, why, b) in enumerate(zip(n["commits"], n["reasons"], before))]
     first = n["first"]
     parts.append(f"under the first rule ({n['first_commit']}): {first.get('status') or 'not known'} ({how(first)})")
     counted_ = n["counted"]
