@@ -341,6 +341,15 @@ def _column_is(status):
     return df, {"column": "holds", "value": "yes", "ignore": ["N/A"]}
 
 
+def test_column_is_leaves_a_claim_open_on_rows_not_measured():
+    df = pd.DataFrame({"dataset": ["a", "b", "c"], "matches": ["yes", "yes", "data absent"]})
+    status, numbers = claims.column_is(df, "matches", "yes", not_measured=["data absent"])
+    assert status == INCONCLUSIVE and numbers == "2 rows checked; matches != 'yes' for: none; not checked (data absent): c"
+    assert claims.column_is(df, "matches", "yes", ignore=["data absent"])[0] == REPRODUCED
+    df.loc[0, "matches"] = "no"                      # a measured row that fails decides, whatever is absent
+    assert claims.column_is(df, "matches", "yes", not_measured=["data absent"])[0] == FAILED
+
+
 def _interval_below(status):
     lower = {REPRODUCED: 0.0, FAILED: 0.07, INCONCLUSIVE: 0.01}[status]
     upper = {REPRODUCED: 0.02, FAILED: 0.09, INCONCLUSIVE: 0.06}[status]

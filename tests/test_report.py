@@ -332,3 +332,22 @@ def test_two_quotes_decided_on_the_same_runs_are_flagged_as_one_piece_of_evidenc
     md = report.report_markdown("paper", figures)
     assert "2 counted findings state an estimate of the same runs as another counted finding" in md
     assert "<br>same runs as epp-fig9a · better" in md
+
+
+def test_a_reproduced_finding_on_weak_evidence_is_marked_with_why(monkeypatch):
+    """The registry's ``weak`` line reaches the summary, the figure's table and the tally, for a counted
+    reproduced finding only (a finding that is not reproduced needs no such mark)."""
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    entries = {"glmes-fig3b": {"claims": [
+        {"id": "l-value", "quote": "l ~ 3.3", "note": "n", "checks": [], "weak": "checks the paper's  arithmetic"},
+        {"id": "other", "quote": "b matters", "note": "n", "checks": [], "weak": "never shown"}]}}
+    figs = report.with_registry_notes(
+        [_fig("glmes-fig3b", "glmes", _claim("l-value", "l ~ 3.3", "reproduced", note="n"),
+              _claim("other", "b matters", "not reproduced", note="n"))], entries)
+    md = report.report_markdown("paper", figs)
+    assert "1 of the 1 reproduced rest on weak evidence" in md
+    summary = md[md.index("## Summary"):md.index("## Contents")]
+    assert "⚠ weak evidence: checks the paper's arithmetic" in summary
+    assert "never shown" not in md
+    assert "— ⚠ weak evidence: checks the paper's arithmetic" in md[md.index("## Contents"):]
+    assert "*weak evidence:* checks the paper's arithmetic" in report.claims_rst("glmes-fig3b", figs[0]["claims"])

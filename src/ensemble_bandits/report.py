@@ -96,6 +96,8 @@ def claims_rst(fid: str, results: list) -> str:
         line = f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}"
         if r.get("cause") and r["status"] in ("not reproduced", "inconclusive"):
             line += f" — *cause:* {_cause_rst(r['cause'])}"
+        if r.get("weak") and r["status"] == "reproduced":
+            line += f" — *weak evidence:* {rst_escape(r['weak'])}"
         for rd in r.get("readings", []):
             why = _reading_cause(r, rd) and (_cause_rst(rd["cause"]) if rd.get("cause") else "not stated")
             line += (f" ‖ *reading {rst_escape(rd['label'])}* ({rst_escape(rd['says'])}): **{rd['status']}** — "
@@ -160,7 +162,7 @@ def with_registry_notes(figures: list, entries: dict) -> list:
         have = {c["id"] for c in f["claims"]}
         claims = []
         for c in f["claims"]:
-            c = {k: v for k, v in c.items() if k not in ("cause", "finding", "earlier_rule")}
+            c = {k: v for k, v in c.items() if k not in ("cause", "finding", "earlier_rule", "weak")}
             d = declared.get(c["id"], {})
             if "cause" in d:
                 c["cause"] = cause_of(d["cause"])
@@ -171,6 +173,8 @@ def with_registry_notes(figures: list, entries: dict) -> list:
                                  for r in c["readings"]]
             if d.get("finding") is False:
                 c["finding"] = False
+            if d.get("weak"):
+                c["weak"] = " ".join(d["weak"].split())
             if d:
                 c["source"] = claim_source(d)[0]
                 c["bounds"] = rule_bounds(d)
@@ -240,6 +244,11 @@ def _counted_one(c: dict) -> str:
     return c["status"]
 
 
+def weak_evidence(rows) -> list:
+    """The registry's lines saying why a finding's reproduced verdict rests on weak evidence."""
+    return list(dict.fromkeys(c["weak"] for _, c in rows if c.get("weak")))
+
+
 def revised(rows) -> bool:
     return any(c.get("revision") for _, c in rows)
 
@@ -286,7 +295,7 @@ def tally_counts(figures: list, scale: str = "paper") -> dict:
     current rule because the revision ``fixed`` a named error."""
     counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
     causes, elsewhere, earlier, per_paper = {}, 0, 0, {}
-    revised_n, changed, fixed = 0, 0, 0
+    revised_n, changed, fixed, weak = 0, 0, 0, 0
     for (paper, *_), rows in findings(figures).items():
         kind, status = _classify(rows, scale)
         if kind == "reported":
@@ -302,6 +311,7 @@ def tally_counts(figures: list, scale: str = "paper") -> dict:
         per_paper.setdefault(paper, dict.fromkeys(VERDICTS, 0))[status] += 1
         repeats += len(rows) - 1
         earlier += bool(_earlier(rows))
+        weak += status == "reproduced" and bool(weak_evidence(rows))
         if revised(rows):
             revised_n += 1
             changed += status != finding_status(rows)
@@ -315,7 +325,7 @@ def tally_counts(figures: list, scale: str = "paper") -> dict:
             elsewhere += bool(reproduced_elsewhere(rows))
     return {"counts": counts, "per_paper": per_paper, "repeats": repeats, "reported": reported,
             "transposed": transposed, "substituted": substituted, "causes": causes, "elsewhere": elsewhere,
-            "earlier": earlier, "revised": revised_n, "changed": changed, "fixed": fixed}
+            "earlier": earlier, "revised": revised_n, "changed": changed, "fixed": fixed, "weak": weak}
 
 
 def tally(figures: list, scale: str = "paper") -> str:
@@ -331,6 +341,10 @@ def tally(figures: list, scale: str = "paper") -> str:
     substituted, causes, elsewhere, earlier = t["substituted"], t["causes"], t["elsewhere"], t["earlier"]
     revised_n, changed, fixed, per_paper = t["revised"], t["changed"], t["fixed"], t["per_paper"]
     text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
+    if t["weak"]:
+        text += (f" {t['weak']} of the {counts['reproduced']} reproduced rest on weak evidence (marked *weak evidence*, "
+                 "each with why: a check that can hardly fail, a half of the sentence left untested, or an untested "
+                 "premise).")
     text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
              "several figures is one claim, reproduced only if it is reproduced in each"
              + (f" ({repeats} rows repeat a finding)." if repeats else "."))
@@ -499,6 +513,8 @@ def verdict_text(rows, scale: str = "paper") -> str:
         if kind == "counted":
             text += f"; counted: **{status}**" + ("" if status == now or all(
                 n["counted"]["rule"] == "first" for n in notes) else f" ({notes[0]['counted']['rule']})")
+    if kind == "counted" and status == "reproduced" and weak_evidence(rows):
+        text += "<br>⚠ weak evidence: " + "; ".join(weak_evidence(rows))
     if all(c.get("added_after") for _, c in rows):       # every row of the finding came after the numbers
         text += "<br>added after the numbers"
     return text + _earlier(rows)
@@ -624,6 +640,8 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
+                    if c["status"] == "reproduced" and c.get("weak"):
+                        status += f" — ⚠ weak evidence: {c['weak']}"
                     for r in c.get("readings", []):
                         why = _reading_cause(c, r)
                         status += (f"<br>reading *{r['label']}* ({r['says']}): {ICON[r['status']]}{_scope(r)}"

@@ -27,20 +27,26 @@ def value_close(table, where, column, expected, tol):
 
 
 @check()
-def column_is(table, column, value, ignore=()):
-    """Every row's ``column`` equals ``value`` (rows whose value is in ``ignore`` are skipped)."""
+def column_is(table, column, value, ignore=(), not_measured=()):
+    """Every row's ``column`` equals ``value``.  Rows whose value is in ``ignore`` are skipped; rows
+    whose value is in ``not_measured`` (e.g. "data absent") leave the check inconclusive when every
+    measured row holds (a claim about all rows is not reproduced on some of them)."""
     if column not in table.columns:
         raise ClaimError(f"column {column!r} not in the table; columns: {list(table.columns)}")
     vals = table[column].astype(str)
-    kept = table[~vals.isin([str(v) for v in ignore])]
+    left_out = [str(v) for v in (*ignore, *not_measured)]
+    kept = table[~vals.isin(left_out)]
     bad = kept[kept[column].astype(str) != str(value)]
     label = table.columns[0]
     failing = ", ".join(str(v) for v in bad[label]) or "none"
-    skipped = table[vals.isin([str(v) for v in ignore])]
+    skipped = table[vals.isin(left_out)]
     not_checked = "".join(f"; not checked ({v}): {', '.join(str(x) for x in skipped[label][vals[skipped.index] == v])}"
                           for v in dict.fromkeys(vals[skipped.index]))
-    return exact(bool(len(kept)) and bad.empty,
-                 f"{len(kept)} rows checked; {column} != {value!r} for: {failing}{not_checked}")
+    numbers = f"{len(kept)} rows checked; {column} != {value!r} for: {failing}{not_checked}"
+    open_ = vals.isin([str(v) for v in not_measured]).any()
+    if bad.empty and len(kept) and open_:
+        return Verdict(INCONCLUSIVE, numbers)
+    return exact(bool(len(kept)) and bad.empty, numbers)
 
 
 @check()
