@@ -2,7 +2,7 @@
 standard-deviation, standard-error or Student-t half-widths, the paired difference of two
 curves, and the machinery of the claim decisions: location estimates of a paired difference
 with their intervals and one-sided p-values (Student-t of the mean, Wilcoxon signed-rank /
-Hodges-Lehmann of the pseudo-median, bootstrap), one-sided and equivalence (TOST) tests, Holm's
+Hodges-Lehmann of the pseudo-median, bootstrap with percentile or BCa interval), one-sided and equivalence (TOST) tests, Holm's
 correction, Fieller's interval of a paired ratio, the log-log slope with a seed-bootstrap
 interval, collapse rates, and least-squares fits.
 
@@ -206,21 +206,50 @@ class SignedRank:
         return float(self.walsh[k - 1]), float(self.walsh[self.walsh.size - k])
 
 
+INTERVALS = ("percentile", "bca")
+
+
 class Bootstrap:
-    """A statistic with ``samples`` of its bootstrap distribution: percentile interval and
-    bootstrap one-sided p-values (1 + #samples on the other side of theta) / (B + 1)."""
+    """A statistic with ``samples`` of its bootstrap distribution: percentile interval (or, given
+    its ``jackknife`` values, the bias-corrected and accelerated one, :meth:`interval` with
+    ``method="bca"``) and bootstrap one-sided p-values (1 + #samples on the other side of theta) /
+    (B + 1) (percentile ones, whatever the interval).
+
+    ``jackknife``: the statistic with one unit left out, each unit in turn: one array (a bootstrap
+    that resamples one set of units) or a list of arrays, one per stratum (a stratified bootstrap,
+    which resamples each stratum apart: e.g. a figure's panels, each with its own seeds).
+    Non-finite values are dropped."""
 
     name = "bootstrap"
 
-    def __init__(self, estimate, samples):
+    def __init__(self, estimate, samples, jackknife=None):
         self.estimate = float(estimate)
         self.samples = _finite(samples)
         self.n = self.samples.size
+        if jackknife is None:
+            self.jackknife = None
+        else:
+            strata = list(jackknife)
+            if strata and np.ndim(strata[0]) == 0:      # one array of values: one stratum
+                strata = [strata]
+            self.jackknife = [_finite(v) for v in strata]
 
-    def interval(self, level: float = LEVEL):
+    def interval(self, level: float = LEVEL, method: str = "percentile"):
+        """(lo, hi) at two-sided ``level``: ``percentile`` (the samples' quantiles) or ``bca``
+        (:func:`bca_levels`; (-inf, inf) where every sample lies on one side of the estimate, so that
+        the bias correction is unbounded)."""
+        if method not in INTERVALS:
+            raise ValueError(f"unknown bootstrap interval {method!r}; known: {', '.join(INTERVALS)}")
         if self.n == 0:
             return float("-inf"), float("inf")
-        lo, hi = np.quantile(self.samples, [(1 - level) / 2, (1 + level) / 2])
+        probs = [(1 - level) / 2, (1 + level) / 2]
+        if method == "bca":
+            if self.jackknife is None:
+                raise ValueError("a BCa interval needs the statistic's jackknife values")
+            probs = bca_levels(self.estimate, self.samples, self.jackknife, level)
+            if not np.all(np.isfinite(probs)):
+                return float("-inf"), float("inf")
+        lo, hi = np.quantile(self.samples, probs)
         return float(lo), float(hi)
 
     def p_less(self, theta=0.0):
@@ -228,6 +257,63 @@ class Bootstrap:
 
     def p_greater(self, theta=0.0):
         return float((1 + np.sum(self.samples <= theta)) / (self.n + 1))
+
+    def bias_z0(self) -> float:
+        """The BCa bias correction (:func:`bca_bias`)."""
+        return bca_bias(self.estimate, self.samples)
+
+    def acceleration(self) -> float:
+        """The BCa acceleration from the jackknife values (:func:`bca_acceleration`)."""
+        if self.jackknife is None:
+            raise ValueError("the acceleration needs the statistic's jackknife values")
+        return bca_acceleration(self.jackknife)
+
+
+def bca_bias(estimate, samples) -> float:
+    """z0 = Phi^-1(share of the bootstrap samples below the estimate, ties counted half): 0 when the
+    estimate is the samples' median, negative when they sit above it (+-inf when all are on one side)."""
+    from scipy.stats import norm
+
+    s = _finite(samples)
+    share = (np.sum(s < estimate) + 0.5 * np.sum(s == estimate)) / s.size
+    return float(norm.ppf(share))
+
+
+def bca_acceleration(jackknife) -> float:
+    """a = sum_j sum_i U_ji^3 / n_j^3 / (6 (sum_j sum_i U_ji^2 / n_j^2)^1.5), U_ji = (n_j - 1)
+    (mean_i theta_(ji) - theta_(ji)), theta_(ji) the statistic without unit i of stratum j (Efron &
+    Tibshirani 1993, 14.15; the stratified form is scipy.stats.bootstrap's for several samples).  One
+    stratum gives the usual sum d^3 / (6 (sum d^2)^1.5), d = mean - theta_(i).  0 where the jackknife
+    values do not vary."""
+    strata = [_finite(v) for v in jackknife]
+    num = den = 0.0
+    for v in strata:
+        if v.size < 2:
+            continue
+        u = (v.size - 1) * (v.mean() - v)
+        num += float(np.sum(u ** 3)) / v.size ** 3
+        den += float(np.sum(u ** 2)) / v.size ** 2
+    return num / (6.0 * den ** 1.5) if den > 0 else 0.0
+
+
+def bca_levels(estimate, samples, jackknife, level: float = LEVEL) -> np.ndarray:
+    """The bootstrap quantile levels (a1, a2) of the BCa interval at two-sided ``level``:
+    a_k = Phi(z0 + (z0 + z_k) / (1 - a (z0 + z_k))), z_k = Phi^-1((1 -+ level) / 2), with z0 from
+    :func:`bca_bias` and a from :func:`bca_acceleration` (Efron 1987).  Where 1 - a (z0 + z_k) <= 0
+    (an acceleration beyond the formula's range) the level is taken at its limit, 0 or 1.  NaN where
+    z0 is infinite (every sample on one side of the estimate)."""
+    from scipy.stats import norm
+
+    z0 = bca_bias(estimate, samples)
+    if not np.isfinite(z0):
+        return np.array([np.nan, np.nan])
+    a = bca_acceleration(jackknife)
+    out = []
+    for z in norm.ppf([(1 - level) / 2, (1 + level) / 2]):
+        w = z0 + z
+        den = 1.0 - a * w
+        out.append(norm.cdf(z0 + w / den) if den > 0 else (1.0 if w > 0 else 0.0))
+    return np.array(out, dtype=float)
 
 
 LOCATIONS = {"mean": MeanT, "signed-rank": SignedRank}
