@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ensemble_bandits import claims
+from ensemble_bandits import claims, stats
 from ensemble_bandits.aggregate import timing_table
 from ensemble_bandits.claims import FAILED, INCONCLUSIVE, REPORTED, REPRODUCED, ClaimError, Comparison, Verdict
 from ensemble_bandits.paper_tables import doubling_constant_curves
@@ -302,6 +302,59 @@ def test_linear_fit_says_when_a_point_value_lies_outside_its_interval():
     got, numbers = claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5)
     assert got == REPRODUCED, numbers
     assert "the slope's point value lies below its interval: M_min, the smallest grid value that matches, rises" in numbers
+
+
+def _with_jackknife(table, n_seeds=20, sd=2.0, seed=4):
+    """Leave-one-seed-out rows (replicate -(s + 1), one per point row and seed, keyed by panel) around
+    the point values, as min_ensemble_size's ``jackknife`` writes them."""
+    point = table[table["replicate"] == 0].assign(panel=lambda df: [f"p{i}" for i in range(len(df))])
+    rng = np.random.default_rng(seed)
+    jack = [point.assign(M_min=point["M_min"] + rng.normal(0, sd, len(point)), replicate=-(s + 1))
+            for s in range(n_seeds)]
+    rest = table[table["replicate"] != 0].assign(panel=np.tile(point["panel"].to_numpy(), len(table) // len(point) - 1))
+    return pd.concat([point, rest, *jack], ignore_index=True)
+
+
+def test_linear_fit_default_interval_is_the_percentile_one_and_ignores_jackknife_rows():
+    table = _linear_fit_replicates((2.0, 40.0))
+    before = claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5)
+    assert claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5, interval="percentile") == before
+    assert claims.linear_fit(_with_jackknife(table), r2_min=0.8, rel_spread_max=0.5) == before
+    with pytest.raises(ClaimError, match="leave-one-seed-out"):
+        claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5, interval="bca")
+
+
+def test_linear_fit_bca_intervals_are_stats_bca_on_the_replicates():
+    """interval: bca takes each statistic's BCa interval (stats.Bootstrap) from the bootstrap replicates
+    and, per panel (stratum), the fits with that panel's point row replaced by each jackknife row."""
+    from ensemble_bandits.claims.trends import _linear_fit_stats
+
+    table = _with_jackknife(_linear_fit_replicates((2.0, 40.0)))
+    table.loc[table["replicate"] > 0, "M_min"] *= 1.05           # resamples biased upward, as for M_min
+    got, numbers = claims.linear_fit(table, r2_min=0.8, rel_spread_max=0.5, interval="bca")
+    rep = table["replicate"]
+    point = table[rep == 0].reset_index(drop=True)
+    boots = np.array([_linear_fit_stats(sub, "d", "M_min") for _, sub in table[rep > 0].groupby(rep[rep > 0])])
+    strata = []
+    for i, panel in enumerate(point["panel"]):
+        vals = []
+        for _, row in table[(rep < 0) & (table["panel"] == panel)].iterrows():
+            t = point.copy()
+            t.loc[i, "M_min"] = row["M_min"]
+            vals.append(_linear_fit_stats(t, "d", "M_min"))
+        strata.append(np.array(vals))
+    est = _linear_fit_stats(point, "d", "M_min")
+    slope = stats.Bootstrap(est[0], boots[:, 0], [s[:, 0] for s in strata]).interval(method="bca")
+    r2 = stats.Bootstrap(est[1], boots[:, 1], [s[:, 1] for s in strata]).interval(method="bca")
+    fmt = claims.core.fmt
+    assert f"slope {fmt(est[0])} [{fmt(slope[0])}, {fmt(slope[1])}]" in numbers
+    assert f"R^2 {fmt(est[1])} [{fmt(r2[0])}, {fmt(r2[1])}]" in numbers
+    assert "95% BCa intervals over 200 bootstrap resamples" in numbers and "600 leave-one-seed-out values in 30 panels" in numbers
+    expected = REPRODUCED if r2[0] >= 0.8 else FAILED if r2[1] < 0.8 else INCONCLUSIVE
+    assert got in (expected, FAILED)
+    # resamples biased upward: the bias correction moves both edges of the slope's interval down
+    pct = stats.Bootstrap(est[0], boots[:, 0]).interval()
+    assert slope[0] < pct[0] and slope[1] < pct[1]
 
 
 def test_linear_fit_fits_a_censored_setting_as_a_bound():

@@ -719,6 +719,35 @@ def test_min_ensemble_size_bootstrap_replicates_are_seed_resamples():
     assert out["censored"].any() and not out[out["replicate"] == 0]["censored"].iloc[0]
 
 
+def test_min_ensemble_size_jackknife_rows_leave_one_seed_out():
+    """``jackknife`` adds per panel, after its other rows, one row per seed s with replicate -(s + 1):
+    M_min from every other seed (checked by a naive loop); the other rows, and their order, are those
+    without the option."""
+    panels = {(10, 100): {1: 400.0, 2: 130.0, 4: 119.0, 8: 105.0}, (20, 100): {1: 500.0, 2: 300.0, 4: 121.0, 8: 118.0}}
+    table = ensemble_table(panels, n_seeds=6)
+    rng = np.random.default_rng(1)
+    table["regret"] = table["regret"] + np.where(table["t"] == 1000, rng.normal(0, 15, len(table)), 0.0)
+    plain = min_ensemble_size(table, threshold=0.02, boot=10, seed=2)
+    out = min_ensemble_size(table, threshold=0.02, boot=10, seed=2, jackknife=True)
+    pd.testing.assert_frame_equal(out[out["replicate"] >= 0].reset_index(drop=True), plain)
+    assert min_ensemble_size(table, threshold=0.02, boot=10, seed=2, jackknife=False).equals(plain)
+    assert out["replicate"].tolist() == [*range(11), *range(-1, -7, -1)] * 2       # per panel: point, boot, jackknife
+    fin = final_rows(table)
+    for panel, sub in fin.groupby("panel", sort=False):
+        for s in range(6):
+            def mean(curve):
+                return sub[(sub["curve"] == curve) & (sub["seed"] != s)]["regret"].mean()
+            ts = mean("TS")
+            ok = [abs(mean(f"ES++ (M = {m})") - ts) / 1000 <= 0.02 for m in (1, 2, 4, 8)]
+            expected = next((m for j, m in enumerate((1, 2, 4, 8)) if all(ok[j:])), np.nan)
+            row = out[(out["panel"] == panel) & (out["replicate"] == -(s + 1))].iloc[0]
+            assert row["ts_regret"] == pytest.approx(ts)
+            assert (np.isnan(expected) and row["censored"]) or row["M_min"] == expected
+    # leaving a seed out moves M_min somewhere (a step statistic: most leave-one-out values repeat the point)
+    jack = out[out["replicate"] < 0]
+    assert jack["M_min"].nunique(dropna=False) > 1
+
+
 def test_timing_table():
     rows = [{"panel": "p", "curve": c, "seed": s, "t": t, "regret": 1.0, "seconds": sec + s}
             for c, sec in (("fast", 1.0), ("slow", 4.0)) for s in range(3) for t in (50, 100)]

@@ -322,3 +322,22 @@ def test_bca_without_bias_or_skew_is_the_percentile_interval_and_the_default_is_
     assert b.interval(method="bca") == pytest.approx(b.interval())
     assert b.interval() == tuple(float(v) for v in np.quantile(samples, [0.025, 0.975]))
     assert stats.Bootstrap(0.0, samples).interval() == b.interval()
+
+
+def test_bca_cannot_cover_a_point_the_percentile_interval_excludes_without_acceleration():
+    """With a = 0 the BCa upper level is Phi(2 z0 + z_0.975): where fewer than 2.5 % of the samples lie below
+    the estimate (z0 < -1.96, the percentile interval above the point) it is below that share, so the
+    BCa interval lies below the point (epp-fig2b's slope: z0 -2.33)."""
+    samples = np.concatenate([np.linspace(-1.0, -0.01, 20), np.linspace(0.5, 3.0, 980)])   # 2 % below 0
+    b = stats.Bootstrap(0.0, samples, [np.array([-1.0, 1.0])])
+    assert b.interval()[0] > 0.0
+    lo, hi = b.interval(method="bca")
+    assert hi < 0.0
+    assert stats.bca_levels(0.0, samples, [np.array([-1.0, 1.0])])[1] == pytest.approx(
+        stats_norm_cdf(2 * b.bias_z0() + 1.959963984540054))
+
+
+def stats_norm_cdf(z):
+    from scipy.stats import norm
+
+    return float(norm.cdf(z))

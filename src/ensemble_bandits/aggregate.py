@@ -181,14 +181,23 @@ def figure_table(fig: dict, per_job: int, files=None, frames=None):
 
 
 def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
-                      x: str = "d", group: str = "n_arms", size: str = "M", boot: int = 0, seed: int = 0):
+                      x: str = "d", group: str = "n_arms", size: str = "M", boot: int = 0, seed: int = 0,
+                      jackknife: bool = False):
     """Ensemble++ F-minM: smallest M such that it and every larger M on the grid satisfy
     |R(Ensemble++(M), T) - R(TS, T)| / T <= threshold (mean regrets over the paired seeds).
 
     A setting whose largest M fails is *censored*: M_min is NaN, ``censored`` true and M_min lies
     above ``M_max_tried``.  Rows with ``replicate`` 0 use every seed once; ``boot`` > 0 adds rows
     ``replicate`` 1..boot, each from one bootstrap draw of the seeds (paired: the draw applies to
-    TS and every M of the panel; ``stats.seed_resamples`` seeded with (``seed``, panel index))."""
+    TS and every M of the panel; ``stats.seed_resamples`` seeded with (``seed``, panel index)).
+
+    ``jackknife`` adds, after a panel's other rows, one row per seed s with ``replicate`` -(s + 1):
+    the panel's M_min from every seed but s (TS and every M without it).  Each panel's seeds are
+    resampled apart, so these are the jackknife of a stratified bootstrap (one stratum per panel), from
+    which a BCa interval takes its acceleration (claims.linear_fit's ``interval: bca``).  M_min is a
+    step statistic (the smallest grid M that matches): most leave-one-out values equal the point value
+    and a few jump by a grid step, so the acceleration it gives is only a rough guide.  Without it the
+    rows are those of earlier versions, in the same order."""
     import pandas as pd
 
     fin = final_rows(table)
@@ -199,10 +208,18 @@ def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
         sizes = np.sort(ens[size].astype(float).unique())
         by_curve = sub.assign(_m=sub[size].where(sub["curve"] != baseline, -np.inf).astype(float))
         wide = by_curve.pivot_table(index="seed", columns="_m", values="regret", aggfunc="mean")
+        wide_seeds = wide.index.to_numpy()
         wide = wide.reindex(columns=[-np.inf, *sizes]).to_numpy(dtype=float)    # column 0: TS
         draws = stats.seed_resamples(wide.shape[0], boot, (seed, i))
         with np.errstate(invalid="ignore"):
             means = np.nanmean(wide[draws], axis=1)                              # (1 + boot, 1 + len(sizes))
+        replicates = list(range(len(means)))
+        if jackknife:
+            keep = ~np.eye(len(wide_seeds), dtype=bool)                          # row j: every seed but the j-th
+            with np.errstate(invalid="ignore"):
+                loo = np.stack([np.nanmean(wide[k], axis=0) for k in keep]) if len(wide_seeds) > 1 else means[:0]
+            means = np.concatenate([means, loo])
+            replicates += [-(int(s) + 1) for s in wide_seeds[:len(loo)]]
         ok = np.abs(means[:, 1:] - means[:, :1]) / T <= threshold
         tail_ok = np.flip(np.logical_and.accumulate(np.flip(ok, axis=1), axis=1), axis=1)
         reached = tail_ok.any(axis=1)
@@ -211,7 +228,7 @@ def min_ensemble_size(table, baseline: str = "TS", threshold: float = 0.02,
         for r in range(len(m_min)):
             rows.append({x: first[x], group: first[group], "M_min": float(m_min[r]), "censored": not reached[r],
                          "M_max_tried": float(sizes.max()), "ts_regret": float(means[r, 0]), "T": T,
-                         "panel": panel, "replicate": r})
+                         "panel": panel, "replicate": replicates[r]})
     return pd.DataFrame(rows)
 
 

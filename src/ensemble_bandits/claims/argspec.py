@@ -38,6 +38,7 @@ CHOICES = {
     ("versus_levels", "relation"): ("better", "not_worse", "worse", "similar"),
     ("final_level", "relation"): ("above", "below"),
     ("rate_ratio", "relation"): ("above", "below"),
+    ("linear_fit", "interval"): ("percentile", "bca"),
     "location": ("mean", "pseudo-median"),
 }
 

@@ -319,17 +319,28 @@ def _ratio(within, across):
 
 
 @check()
-def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_max=0.5):
+def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_max=0.5, interval="percentile"):
     """M_min ~ c x through the origin with R^2 >= r2_min, and the spread across ``group`` at equal x
     small next to the change across x (mean within-x range / range of x-means <= rel_spread_max).
 
     A NaN y with a finite ``M_max_tried`` (a setting whose largest M never matched: censored) enters
     the fit as "above M_max_tried" (stats.fit_through_origin_censored) and the spread at its bound;
     fewer than 3 uncensored values: inconclusive.  With bootstrap replicates (rows ``replicate`` > 0,
-    aggregate.min_ensemble_size's ``boot``) slope, R^2 and the spread ratio get 95% percentile
-    intervals over seed resamples: reproduced when R^2's interval lies at or above r2_min and the
-    ratio's at or below its max, not reproduced when either lies wholly on the wrong side,
-    inconclusive otherwise.  Without replicates the point values decide."""
+    aggregate.min_ensemble_size's ``boot``) slope, R^2 and the spread ratio get 95% intervals over
+    seed resamples: reproduced when R^2's interval lies at or above r2_min and the ratio's at or below
+    its max, not reproduced when either lies wholly on the wrong side, inconclusive otherwise.  Without
+    replicates the point values decide.
+
+    ``interval``: ``percentile`` (the resamples' quantiles) or ``bca`` (bias-corrected and
+    accelerated, stats.Bootstrap).  The bias correction moves the interval back over the point
+    estimate where the resamples sit on one side of it (M_min, the smallest grid M that matches, rises
+    when seeds are resampled); the acceleration comes from the leave-one-seed-out rows (``replicate``
+    < 0, min_ensemble_size's ``jackknife``), each replacing its panel's point row: one stratum per
+    panel, since each panel's seeds are resampled apart.  M_min is a step statistic, for which the
+    jackknife's acceleration is only a rough guide (most leave-one-out values equal the point value, a
+    few jump by a grid step)."""
+    if interval not in stats.INTERVALS:
+        raise ClaimError(f"interval {interval!r}: known {', '.join(stats.INTERVALS)}")
     rep = table["replicate"] if "replicate" in table else pd.Series(0, index=table.index)
     point = table[rep == 0]
     c, r2, within, across, n_obs = _linear_fit_stats(point, x, y)
@@ -346,20 +357,85 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
                      f"{fmt(within)} vs across-{x} range {fmt(across)} (ratio {fmt(rel)}, max {rel_spread_max})"
                      + cens_text)
     b = np.array(boots, dtype=float)
-    slope_b, r2_b = stats.Bootstrap(c, b[:, 0]), stats.Bootstrap(r2, b[:, 1])
-    rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]])
-    (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = slope_b.interval(), r2_b.interval(), rel_b.interval()
+    jack = [None, None, None]
+    if interval == "bca":
+        strata = _jackknife_strata(table, point, rep, x, y, group)
+        if not strata:
+            raise ClaimError("interval: bca needs the derived table's leave-one-seed-out rows (replicate < 0: "
+                             "min_ensemble_size's jackknife: true)")
+        jack = [[s[:, 0] for s in strata], [s[:, 1] for s in strata],
+                [[_ratio(w, a) for w, a in s[:, 2:4]] for s in strata]]
+    slope_b, r2_b = stats.Bootstrap(c, b[:, 0], jack[0]), stats.Bootstrap(r2, b[:, 1], jack[1])
+    rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]], jack[2])
+    (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = (v.interval(method=interval) for v in (slope_b, r2_b, rel_b))
     bias_text = ""
-    if not s_lo <= c <= s_hi:
+    if not s_lo <= c <= s_hi and interval == "percentile":
         up = c < s_lo
         bias_text = (f"; the slope's point value lies {'below' if up else 'above'} its interval: {y}, the smallest grid "
                      f"value that matches, {'rises' if up else 'falls'} when the seeds are resampled"
                      f"{' (an M that only just matches fails in many resamples)' if up else ''}, so the interval describes the resampled "
                      f"statistic, not a range around the point")
+    elif not s_lo <= c <= s_hi:
+        bias_text = (f"; the slope's point value lies {'below' if c < s_lo else 'above'} its BCa interval: its bias "
+                     f"correction (z0 {fmt(slope_b.bias_z0())}) takes the resamples' {_levels(slope_b)} quantiles, "
+                     f"beyond the range where the BCa is reliable")
+    how = f"95% intervals over {len(boots)} bootstrap resamples of the seeds"
+    if interval == "bca":
+        n_jack = sum(len(s) for s in strata)
+        how = (f"95% BCa intervals over {len(boots)} bootstrap resamples of the seeds (bias z0: slope "
+               f"{fmt(slope_b.bias_z0())}, R^2 {fmt(r2_b.bias_z0())}, ratio {fmt(rel_b.bias_z0())}; acceleration "
+               f"{fmt(slope_b.acceleration())}, {fmt(r2_b.acceleration())}, {fmt(rel_b.acceleration())} from "
+               f"{n_jack} leave-one-seed-out values in {len(strata)} panels, a rough guide for a step statistic "
+               f"such as {y}; the resamples' quantiles taken: R^2 {_levels(r2_b)}, ratio {_levels(rel_b)}; "
+               f"percentile intervals: slope [{fmt(slope_b.interval()[0])}, {fmt(slope_b.interval()[1])}], R^2 "
+               f"[{fmt(r2_b.interval()[0])}, {fmt(r2_b.interval()[1])}], ratio [{fmt(rel_b.interval()[0])}, "
+               f"{fmt(rel_b.interval()[1])}])")
     fit_status = REPRODUCED if r_lo >= r2_min else FAILED if r_hi < r2_min else INCONCLUSIVE
     spread_status = REPRODUCED if q_hi <= rel_spread_max else FAILED if q_lo > rel_spread_max else INCONCLUSIVE
     return Verdict(combine([fit_status, spread_status]),
                    f"slope {fmt(c)} [{fmt(s_lo)}, {fmt(s_hi)}], R^2 {fmt(r2)} [{fmt(r_lo)}, {fmt(r_hi)}] "
                    f"(min {r2_min}); within-{x} spread across {group} {fmt(within)} vs across-{x} range "
                    f"{fmt(across)}: ratio {fmt(rel)} [{fmt(q_lo)}, {fmt(q_hi)}] (max {rel_spread_max}); "
-                   f"95% intervals over {len(boots)} bootstrap resamples of the seeds" + bias_text + cens_text)
+                   + how + bias_text + cens_text)
+
+
+def _jackknife_strata(table, point, rep, x, y, group):
+    """[array (n_j, 4)] per panel (stratum) j: the fit statistics (slope, R^2, within, across) of the
+    point table with panel j's row replaced by each of its leave-one-seed-out rows (``replicate`` < 0;
+    a table without ``panel`` keys its rows by ``x`` and ``group``)."""
+    jack = table[rep < 0]
+    if jack.empty:
+        return []
+
+    def keys(df):
+        if "panel" in df.columns:
+            return df["panel"].astype(str).to_numpy()
+        return (df[x].astype(str) + "|" + df[group].astype(str)).to_numpy()
+
+    cols = [x, y] + (["M_max_tried"] if "M_max_tried" in table.columns else [])
+    base = {c: point[c].to_numpy() for c in cols}
+    point_keys = keys(point)
+    jack_keys = keys(jack)
+    out = []
+    for k in dict.fromkeys(jack_keys):
+        where = np.flatnonzero(point_keys == k)
+        if where.size != 1:
+            raise ClaimError(f"leave-one-seed-out rows of {k!r} match {where.size} point rows, not one")
+        rows = jack[jack_keys == k]
+        vals, known = [], {}
+        for replaced in zip(*(rows[c].astype(float).to_numpy() for c in cols[1:])):
+            memo = tuple("nan" if np.isnan(v) else v for v in replaced)     # most rows repeat the point value
+            if memo not in known:
+                frame = {c: v.copy() for c, v in base.items()}
+                for c, v in zip(cols[1:], replaced):
+                    frame[c][where[0]] = v
+                known[memo] = _linear_fit_stats(pd.DataFrame(frame), x, y)[:4]
+            vals.append(known[memo])
+        out.append(np.array(vals, dtype=float))
+    return out
+
+
+def _levels(boot):
+    """The quantile levels of a BCa interval, as percentages."""
+    lo, hi = stats.bca_levels(boot.estimate, boot.samples, boot.jackknife)
+    return f"{100 * lo:.2f} % and {100 * hi:.2f} %"
