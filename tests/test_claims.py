@@ -304,7 +304,7 @@ def test_linear_fit_says_when_a_point_value_lies_outside_its_interval():
     assert "the slope's point value lies below its interval: M_min, the smallest grid value that matches, rises" in numbers
 
 
-def _with_jackknife(table, n_seeds=20, sd=2.0, seed=4):
+def _with_jackknife(table, n_seeds=5, sd=2.0, seed=4):
     """Leave-one-seed-out rows (replicate -(s + 1), one per point row and seed, keyed by panel) around
     the point values, as min_ensemble_size's ``jackknife`` writes them."""
     point = table[table["replicate"] == 0].assign(panel=lambda df: [f"p{i}" for i in range(len(df))])
@@ -349,7 +349,7 @@ def test_linear_fit_bca_intervals_are_stats_bca_on_the_replicates():
     fmt = claims.core.fmt
     assert f"slope {fmt(est[0])} [{fmt(slope[0])}, {fmt(slope[1])}]" in numbers
     assert f"R^2 {fmt(est[1])} [{fmt(r2[0])}, {fmt(r2[1])}]" in numbers
-    assert "95% BCa intervals over 200 bootstrap resamples" in numbers and "600 leave-one-seed-out values in 30 panels" in numbers
+    assert "95% BCa intervals over 200 bootstrap resamples" in numbers and "150 leave-one-seed-out values in 30 panels" in numbers
     expected = REPRODUCED if r2[0] >= 0.8 else FAILED if r2[1] < 0.8 else INCONCLUSIVE
     assert got in (expected, FAILED)
     # resamples biased upward: the bias correction moves both edges of the slope's interval down
