@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,21 @@ def copy_project(dst: Path) -> Path:
         else:
             shutil.copy(src, dst / item)
     return dst
+
+
+def reachable(obj, seen=None):
+    """Every object reachable from ``obj`` through attributes, lists, tuples and dicts."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, types.ModuleType):    # a library (an agent's self.torch), not agent state: lazy
+        return                                # modules (transformers) import on attribute access
+    children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else \
+        vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
+    for child in children:
+        yield from reachable(child, seen)
 
 
 def final_per_seed(df):

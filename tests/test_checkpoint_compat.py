@@ -109,7 +109,7 @@ def test_the_pending_paper_checkpoint_loads():
     header = _header(PENDING)
     ckpt = Checkpoint(PENDING, json.dumps(header["identity"]), every=1e9)
     assert ckpt.load()
-    seeds, env, agent, _record, rnd = ckpt.batch
+    seeds, env, agent, rnd = ckpt.batch[0], ckpt.batch[1], ckpt.batch[2], ckpt.batch[4]
     assert type(agent) is AGENTS["epinet"]
     assert list(seeds) == list(range(*header["identity"]["seeds"]))
     obs = env.observe(rnd + 1)

@@ -1,4 +1,4 @@
-"""Code-faithful variants of the Neural bandit (agents/neural_pp.py, envs/epp_nonlinear.py; epp-A17,
+"""Code-faithful variants of the Neural bandit (agents/neural_pp/, envs/epp_nonlinear.py; epp-A17,
 epp-A18), named options that are off by default: ``rank_by: max_logit`` (the authors' Ensemble+: the
 arm holding the largest logit of either class), ``rank_by: logit`` (their Ensemble++: the raw class-1
 logit), ``loss: ce_softmax`` (their EpiNet: softmax, then cross-entropy) and the environment's

@@ -22,7 +22,7 @@ from ensemble_bandits.envs import ENVIRONMENTS
 from ensemble_bandits.envs.base import Environment
 from ensemble_bandits.protocol import Observation, play
 from ensemble_bandits.rng import BlockStream, _popcount_segments, generator, words_for
-from test_linear_agents import _reachable
+from helpers import reachable
 
 SEEDS = list(range(6))
 GLM_AGENTS = ["logphe", "logts", "glm_ucb", "ucb_glm", "log_egreedy", "glm_tsl", "glm_fpl"]
@@ -602,7 +602,7 @@ def test_agents_are_built_from_static_facts_only(env_spec):
         for _ in play(env, agent, 10):
             pass
         truth = [env.theta, env.best, env.means]
-        for value in _reachable(agent):
+        for value in reachable(agent):
             assert not isinstance(value, Environment), name
             assert not any(value is x for x in truth), name
         with pytest.raises(TypeError, match="built from a Setting"):

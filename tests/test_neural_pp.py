@@ -1,4 +1,4 @@
-"""Neural Ensemble++ family (agents/neural_pp.py) and Ensemble++'s nonlinear bandits
+"""Neural Ensemble++ family (agents/neural_pp/, one module per algorithm) and Ensemble++'s nonlinear bandits
 (envs/epp_nonlinear.py): batched vs per-seed reference, hand-checked losses and Adam steps,
 parameter counts, batch-split bit-identity, environments vs naive loops, lazy torch import."""
 from __future__ import annotations
