@@ -28,23 +28,35 @@ TIMINGS = "ensemble-bandits timings --scale paper --cells"
 class Fit:
     """How a model's constants were fitted: ``on`` what measurements, and the command that refits them."""
 
-    reader: str          # the module that reads the constants
+    reader: str          # the module that reads the constants (a refit patches its names)
     on: str
     refit: str
 
 
 @dataclass(frozen=True)
 class Constant:
-    """One fitted constant: ``value`` (a number, or a tuple of the coefficients of a small formula), its
+    """One fitted constant: ``value`` (a number, a tuple of the coefficients of a small formula, or numbers by
+    family), its
     ``unit`` (what one of it is worth), ``counts`` (what it prices) and the date of its fit."""
 
     model: str
     name: str
-    value: float | tuple
+    value: float | tuple | dict
     unit: str
     counts: str
     fitted: str
     note: str = ""
+    reader: str = ""     # "module:Class.attribute" where not the model's reader module's attribute ``name``
+
+    def read(self):
+        """The value its reader holds (the same object, unless a module was patched)."""
+        import importlib
+
+        module, _, attr = (self.reader or f"{FITS[self.model].reader}:{self.name}").partition(":")
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
 
 
 FITS = {
@@ -93,6 +105,17 @@ TABLE = [
     Constant("linear", "COST_SHARED_ARM_S", 1.2e-10, _S,
              "per seed, round and d x K of an agent whose arms a shared pass scores with the others'", "2026-11-23",
              "eb-bench --shared (section 5, arm scoring only: 4.1x below COST_ARM_S at the default group size 64)"),
+    Constant("linear", "MEMBER_SHARE_REFERENCE", {"gaussian": 0.35, "sphere": 0.35, "cube": 0.3, "coordinate": 0.13,
+                                                  "sparse": 0.3}, "x COST_MEMBER_S",
+             "linear Ensemble++'s member work by reference family (its share of the dense default)", "2026-11-23",
+             "least squares on eb-bench --members (section 9) at d = 50, M = 1024: the 25 pairs' times over the plain "
+             "form's mean; within 36 % of each",
+             reader="ensemble_bandits.agents.linear:EnsemblePlusPlus.MEMBER_SHARE_REFERENCE"),
+    Constant("linear", "MEMBER_SHARE_PERTURBATION", {"gaussian": 0.46, "sphere": 0.46, "cube": 0.44, "coordinate": 0.0,
+                                                     "sparse": 0.06}, "x COST_MEMBER_S",
+             "linear Ensemble++'s member work by perturbation family (Coordinate and Sparse touch 1 or 2 of the M "
+             "columns)", "2026-11-23", "the same fit as MEMBER_SHARE_REFERENCE",
+             reader="ensemble_bandits.agents.linear:EnsemblePlusPlus.MEMBER_SHARE_PERTURBATION"),
     # glm: the fits (glm_fit.fit_costs) and the GLM agents' rounds
     Constant("glm", "GD_CALL_S", 6e-6, _S, "per GD step and batch: the step's numpy calls (per seed when a seed "
              "runs alone)", "2026-11-23"),
@@ -110,6 +133,12 @@ TABLE = [
              "scaled by it", "2026-11-27", "paper-scale GLM jobs measured 1.84-2.67x the sum (median 2.44)"),
     Constant("glm", "NEWTON_S", (6e-6, 9e-10, 1.5e-4), "(s, s, s)", "Newton/IRLS to convergence from a warm start "
              "(3-4 steps): per seed a + b N d^2, and c per batch", "2026-11-23"),
+    Constant("glm", "LOGTS_SELECT_S", (2e-6, 5e-11), "(s, s)", "LogTS's arm choice beyond scoring the arms, per "
+             "seed and round: a + b K d^2 (the Hessian at theta_hat, its Cholesky factor, one solve)", "2026-11-23",
+             reader="ensemble_bandits.agents.glm:LogTS.select_costs"),
+    Constant("glm", "GLMUCB_SELECT_S", (2e-6, 5e-11), "(s, s)", "GLM-UCB's arm choice beyond scoring the arms, per "
+             "seed and round: a + b K d^2 (|x|_{V^-1} of every arm, Sherman-Morrison)", "2026-11-23",
+             reader="ensemble_bandits.agents.glm:GLMUCB.select_costs"),
     Constant("glm", "ROUND_S", 1.5e-4, _S, "per round and batch: the round's other calls (select, update, the "
              "environment)", "2026-11-23"),
     Constant("glm", "SEED_ROUND_S", 5e-6, _S, "per seed and round: data update, scoring the arms, random draws",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .calibration import constants
 from .paths import run_file, run_key
 from .registry import figure_runs, seed_blocks, shared_cells
 
@@ -13,23 +14,17 @@ from .registry import figure_runs, seed_blocks, shared_cells
 # each round costing a Python overhead per batch (per seed when the seeds run one at a time) plus a
 # cost per seed.  Each agent class may declare its own two costs (``round_costs(spec, dims,
 # action_space)``: the GLM agents, which fit a model every round, do); otherwise the default below
-# applies: per seed a constant, the arm scores (d x K) and the ensemble members (M x d).  Its four
-# constants were fitted (non-negative least squares on the relative error) to the paper-scale CPU
-# times of the linear agents measured on a 2-core machine (docs/performance.md; phe-fig1 73 s,
-# phe-runtime 310 s, lines-msweep 624 s, epp-fig2a 832 s, epp-fig6 599 s, ...) and to the
-# benchmark's estimates of the epp-fig2b and epp-fig8 grids; it is within a factor of about 2 of
-# each.  An estimate, not a measurement: another machine may be several times faster or slower.
-COST_ROUND_S = 60e-6          # per round of a batch (Python overhead; per seed when unbatched)
-COST_SEED_ROUND_S = 1.3e-6    # per seed and round
-COST_ARM_S = 5e-10            # per seed, round and d x K (scoring the arms of a finite arm set)
-COST_MEMBER_S = 4e-9          # per seed, round and M x d (ensemble members)
+# applies: per round of a batch COST_ROUND_S, and per seed COST_SEED_ROUND_S, the arm scores
+# (COST_ARM_S per d x K) and the ensemble members (COST_MEMBER_S per M x d).  A shared pass
+# (ensemble_bandits.shared: the cells of a figure with `shared_pass: true` that share an environment,
+# played in one pass) scores the thetas of all its proposing agents with one matrix-matrix product
+# per instance: the arm term of such an agent costs COST_SHARED_ARM_S instead of COST_ARM_S.  The
+# constants, their fits (on the linear agents' paper-scale CPU times) and the command that refits
+# them are in the calibration table (ensemble_bandits.calibration, model ``linear``).  An estimate,
+# not a measurement: another machine may be several times faster or slower.
+COST_ROUND_S, COST_SEED_ROUND_S, COST_ARM_S, COST_MEMBER_S, COST_SHARED_ARM_S = constants(
+    "linear", "COST_ROUND_S", "COST_SEED_ROUND_S", "COST_ARM_S", "COST_MEMBER_S", "COST_SHARED_ARM_S")
 COST_NOTICE_S = 3600          # the workflow prints its estimate before runs above this
-# A shared pass (ensemble_bandits.shared: the cells of a figure with `shared_pass: true` that share
-# an environment, played in one pass) scores the thetas of all its proposing agents with one
-# matrix-matrix product per instance: the arm term of such an agent costs COST_SHARED_ARM_S per
-# seed, round and d x K instead of COST_ARM_S (bench.py, section 5, arm scoring only: 4.1x at
-# the default group size 64).
-COST_SHARED_ARM_S = 1.2e-10
 
 
 def default_round_costs(dims: dict, shared: bool = False, member_weight: float = 1.0) -> tuple[float, float]:

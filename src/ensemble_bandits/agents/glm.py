@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .. import distributions as dist
+from ..calibration import constants
 from ..catalog import hyper
 from . import glm_fit
 from .glm_fit import Design, linear_term, sigmoid
@@ -122,7 +123,7 @@ class LogTS(GLMAgent):
     arm argmax x^T theta.  The fit is refreshed every round (spec A.6 #6)."""
 
     name = "logts"
-    select_costs = (2e-6, 5e-11)                  # the Hessian at theta_hat, its Cholesky factor, one solve
+    select_costs = constants("glm", "LOGTS_SELECT_S")     # the Hessian at theta_hat, its Cholesky factor, one solve
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, a: float = 1.0, penalty: str = "half",
                  solver: str = "newton", steps: int = 100, lr: float = 0.01, tol: float = 1e-6, warmup: int = 0):
@@ -164,7 +165,7 @@ class GLMUCB(GLMAgent):
     t = n (the lineage code) instead of the time-varying rho(t) (Filippi)."""
 
     name = "glm_ucb"
-    select_costs = (2e-6, 5e-11)                  # |x|_{V^-1} of every arm, Sherman-Morrison
+    select_costs = constants("glm", "GLMUCB_SELECT_S")    # |x|_{V^-1} of every arm, Sherman-Morrison
 
     def __init__(self, setting, seeds, horizon, lam: float = 1.0, k_mu: float = 0.25, c_mu: float = 0.25,
                  R_max: float = 1.0, delta: float | None = None, L: float | None = None, fixed_width: bool = False,

@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..calibration import constants
+
 SOLVERS = ("newton", "sum_safe", "sum_raw", "mean")
 """``newton``: Newton/IRLS to convergence; gradient descent on the summed loss with step
 ``min(lr, 1/L_hat)`` (``sum_safe``; L_hat = mu'_max lambda_max(sum_j n_j x_j x_j^T) + lam, the
@@ -360,25 +362,15 @@ def data_for(setting, horizon: int):
 
 # ---------------------------------------------------------------------------------------
 # cost model of the fits (what ``costs.cell_cost_seconds`` asks a GLM agent class: its
-# ``round_costs``).  Seconds on a 2-core machine (docs/performance.md), measured one core at a time while
-# the other core was busy (the minimum of repeats), from glm_fit.gradient_descent and the agents at
-# d = 20, K = 50 and d = 50, K = 500 (B = 1 and 50) and the LinPHE paper's d = 5, 10, 20, K = 100.
-
-GD_CALL_S = 6e-6        # per step and batch: the step's numpy calls (a per-seed cost when a seed runs alone)
-GD_MAC_S = 5e-11        # per seed and multiply-add of a step's two products (2 M N d): about 40 GFLOP/s
-GD_SCORE_S = 1.65e-9    # per seed and score mu(x^T theta) of a step (M N): exp, +1, reciprocal
-GD_READ_S = 2.5e-10     # per seed and element of the design a step reads (N d): the matrix-vector floor
-GD_SEED_S = 1.5e-7      # per seed and step: the in-place updates of theta
-EIG_S = (8e-6, 5e-10)   # per seed: lambda_max of the Gram matrix for ``sum_safe``, a + b d^3
-# Whole runs take longer than the sum of these minima (cache misses across a run's growing data,
-# the other core's load): paper-scale GLM jobs measured 1.84-2.67 x the sum above (median 2.44;
-# glmes-fig1c's six cells alone on an idle machine and two 10-seed blocks of glmes-fig4a's
-# doubling-trick cells, `cli timings --cells`), so a gradient-descent fit's estimate is scaled by:
-GD_RUN_FACTOR = 2.4
-NEWTON_S = (6e-6, 9e-10, 1.5e-4)     # Newton/IRLS to convergence from a warm start (3-4 steps): per seed
-                                     # a + b N d^2, and c per batch
-ROUND_S = 1.5e-4        # per round and batch: the round's other calls (select, update, the environment)
-SEED_ROUND_S = 5e-6     # per seed and round: data update, scoring the arms, random draws
+# ``round_costs``): per GD step and batch GD_CALL_S; per seed and step the products (GD_MAC_S per
+# multiply-add), the scores (GD_SCORE_S), the design read (GD_READ_S) and theta's update (GD_SEED_S),
+# with EIG_S for ``sum_safe``'s lambda_max, all scaled by GD_RUN_FACTOR (whole runs over these
+# minima); NEWTON_S for Newton/IRLS; ROUND_S and SEED_ROUND_S for the round's other work.  Values,
+# units, fits and the command that refits them: the calibration table (ensemble_bandits.calibration,
+# model ``glm``).
+(GD_CALL_S, GD_MAC_S, GD_SCORE_S, GD_READ_S, GD_SEED_S, EIG_S, GD_RUN_FACTOR, NEWTON_S, ROUND_S,
+ SEED_ROUND_S) = constants("glm", "GD_CALL_S", "GD_MAC_S", "GD_SCORE_S", "GD_READ_S", "GD_SEED_S", "EIG_S",
+                           "GD_RUN_FACTOR", "NEWTON_S", "ROUND_S", "SEED_ROUND_S")
 
 
 def fit_costs(solver: str, steps: int, d: int, N: float, M: int = 1) -> tuple[float, float]:

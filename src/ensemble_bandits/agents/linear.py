@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import distributions as dist
+from ..calibration import constants
 from ..catalog import hyper
 from ..protocol import AgentClass, Setting
 from ..rng import Streams, binomial_half_fixed, words_for
@@ -468,12 +469,11 @@ class EnsemblePlusPlus(LinearAgent):
     distribution_params = {"reference": "vector", "perturbation": "vector"}
 
     # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round, fitted to the plain
-    # form's timings) of each pair, as the reference's plus the perturbation's share: a least-squares
-    # fit to bench.py section 9 at d = 50, M = 1024 (the 25 pairs' times over the plain form's mean;
-    # within 36 % of each).  Coordinate and Sparse perturbations touch 1 or 2 of the M columns, a
-    # Coordinate reference's P zeta is one column.
-    MEMBER_SHARE_REFERENCE = {"gaussian": 0.35, "sphere": 0.35, "cube": 0.3, "coordinate": 0.13, "sparse": 0.3}
-    MEMBER_SHARE_PERTURBATION = {"gaussian": 0.46, "sphere": 0.46, "cube": 0.44, "coordinate": 0.0, "sparse": 0.06}
+    # form's timings) of each pair, as the reference's plus the perturbation's share (fitted to bench.py
+    # section 9; the calibration table, ensemble_bandits.calibration).  Coordinate and Sparse
+    # perturbations touch 1 or 2 of the M columns, a Coordinate reference's P zeta is one column.
+    MEMBER_SHARE_REFERENCE, MEMBER_SHARE_PERTURBATION = constants(
+        "linear", "MEMBER_SHARE_REFERENCE", "MEMBER_SHARE_PERTURBATION")
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:

@@ -79,6 +79,7 @@ import math
 
 import numpy as np
 
+from ..calibration import constants
 from ..catalog import hyper
 from . import glm_fit
 from .anytime import doubling_trick
@@ -93,23 +94,16 @@ CONTEXTS_WARMUP = 50       # tau on per-round contexts (spec §3.6: Neural-ES ta
 INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
-# Cost model (``round_costs``; what ``costs.cell_cost_seconds`` asks an agent class), in seconds on the
-# 2-core machine (docs/performance.md), on the CPU (torch, one thread), measured while two paper
-# simulations kept both cores busy: the wall time of ``runner.simulate`` of one block of 10 seeds (the
-# batched default; 20 seeds for two blocks) over 150 rounds on the quadratic bandit with d = 20, K = 50
-# (d' = 820; N = 50 over 100 rounds) and 10 rounds with d = 50, K = 500 (d' = 1420), for neural_es,
-# its doubling trick, neural_ts, neural_ucb and neural_phe (refitted 2026-11-29 for revision 1: batched
-# in fixed seed blocks, structured widths), within a factor 2 of each (tests/test_config_errors.py).  A
-# GPU is much faster for the big cells.  On per-round contexts a GD step runs over the t past rounds
-# instead of the K arms (glm_fit.fit_rows: T/2 rows on average); its multiply-adds are cheaper (large
-# products): NN_ROW_MAC_S, from Neural-ES (m = 10, d = 63, K = 7, B = 3) at t = 1000 and 5000 (0.52 and
-# 2.7 s a round, under load about 3).
+# Cost model (``round_costs``; what ``costs.cell_cost_seconds`` asks an agent class), in CPU seconds,
+# torch on one thread: per GD step and batch NN_STEP_S (per seed with seed_by_seed), per seed and
+# multiply-add of a GD step NN_MAC_S (over the K arms) or NN_ROW_MAC_S (on per-round contexts a GD step
+# runs over the t past rounds: glm_fit.fit_rows, T/2 rows on average; cheaper, larger products), and for
+# Neural-TS/UCB NN_WIDTH_MAC_S per multiply-add of the widths and NN_MATRIX_S per entry of U^-1.  Values,
+# units, fits and the command that refits them: the calibration table (ensemble_bandits.calibration,
+# model ``neural_es``).  A GPU is much faster for the big cells.
 SEED_BLOCK = 10            # seeds computed together when batched (fixed, aligned blocks: revision 1)
-NN_STEP_S = 3e-4           # per GD step and batch: the step's torch calls (per seed with seed_by_seed)
-NN_MAC_S = 8e-11           # per seed and multiply-add of a GD step: forward and backward, 3 M K d'
-NN_WIDTH_MAC_S = 1.1e-10   # per seed and float64 multiply-add of the widths (structured: K (N^2 + N p_D + p_D^2))
-NN_MATRIX_S = 1e-8         # per seed and entry of U^-1 in the rank-one step (two passes: d'^2; d' diagonal)
-NN_ROW_MAC_S = 3.5e-11     # per seed and multiply-add of a GD step over the history rows (contexts)
+NN_STEP_S, NN_MAC_S, NN_WIDTH_MAC_S, NN_MATRIX_S, NN_ROW_MAC_S = constants(
+    "neural_es", "NN_STEP_S", "NN_MAC_S", "NN_WIDTH_MAC_S", "NN_MATRIX_S", "NN_ROW_MAC_S")
 
 
 def _choice(value, known, what):
