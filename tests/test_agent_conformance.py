@@ -8,6 +8,8 @@ the agents:
 - **batch, split and thread invariance**: a seed's numbers are the same played in one batch, in a job of
   its own, in a split job, one seed per batch, and, for a torch agent, at one and at two torch threads
   (a numpy agent's job runs on one thread: ``validation.job_threads``);
+- **a typed parameter spec**: every hyper-parameter a keyword argument of ``__init__`` with a default and
+  a type annotation (what the registry's validation reads);
 - **a version stamp**: an integer ``revision`` >= 0, carried in the algorithms stamp of its runs
   (``runner.algorithms_stamp``) and in the run files' identity;
 - **a plot family**: its colour and line style in every figure (``plotting.methods.AGENT_FAMILY``).
@@ -65,6 +67,22 @@ def test_every_small_spec_names_a_registered_agent_and_its_parameters():
     for name, spec in SMALL.items():
         assert name in AGENTS, name
         assert set(spec) <= _params(name), (name, set(spec) - _params(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_hyper_parameter_is_declared_with_a_type_and_a_default(name):
+    """The agent's parameter spec is its constructor's keyword arguments (what the registry's validation
+    reads, ``runner._checked``): each has a default (whose type ``runner.check_value`` enforces) and a type
+    annotation; the names a text parameter takes are its ``choice_params``."""
+    import inspect
+
+    params = list(inspect.signature(AGENTS[name].__init__).parameters.values())[4:]  # after self, setting, seeds, horizon
+    for p in params:
+        assert p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD), f"{name}: **{p.name} hides its hyper-parameters"
+        assert p.default is not p.empty, f"{name}: hyper-parameter {p.name} has no default"
+        assert p.annotation is not p.empty, f"{name}: hyper-parameter {p.name} has no type annotation"
+    for key in getattr(AGENTS[name], "choice_params", {}):
+        assert key in {p.name for p in params}, f"{name}: choice_params names {key}, not a hyper-parameter"
 
 
 # ---- built from the Setting only, no truth reachable -------------------------------------------

@@ -54,6 +54,8 @@ class DoublingTrick:
     m_name, scale_name = "m", "scale"
     SCHEDULE = {"T0": 100, "b": GOLDEN_B, "m": None, "scale": None, "m_coef": 2.0, "scale_coef": 0.02,
                 "dt_warmup": "per_epoch"}
+    SCHEDULE_TYPES = {"T0": "int", "b": "float", "m": "int | None", "scale": "float | None", "m_coef": "float",
+                      "scale_coef": "float", "dt_warmup": "str"}       # the annotations of its signature
 
     @classmethod
     def _split(cls, spec: dict) -> tuple[dict, dict]:
@@ -144,7 +146,8 @@ def doubling_trick(inner: type, name: str, m_name: str = "m", scale_name: str = 
     of ``inner`` except the per-epoch ones (``m_name``, ``scale_name``)."""
     params = list(inspect.signature(inner.__init__).parameters.values())
     head, inner_hyper = params[:4], [p for p in params[4:] if p.name not in (m_name, scale_name)]
-    own = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in DoublingTrick.SCHEDULE.items()]
+    own = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v, annotation=DoublingTrick.SCHEDULE_TYPES[k])
+           for k, v in DoublingTrick.SCHEDULE.items()]
     rest = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inner_hyper]
     signature = inspect.Signature(head + own + rest)
 

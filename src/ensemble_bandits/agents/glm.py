@@ -207,7 +207,7 @@ class UCBGLM(GLMUCB):
 
     symbolic_params = {"alpha": ("theory",)}        # alpha: a number, or the theory value
 
-    def __init__(self, setting, seeds, horizon, lam: float = 1.0, alpha="theory", sigma: float = 0.5,
+    def __init__(self, setting, seeds, horizon, lam: float = 1.0, alpha: float | str = "theory", sigma: float = 0.5,
                  c_mu: float = 0.25, delta: float | None = None, penalty: str = "squared", solver: str = "newton",
                  steps: int = 100, lr: float = 0.01, tol: float = 1e-6, warmup: int = 0):
         super().__init__(setting, seeds, horizon, lam, c_mu=c_mu, delta=delta, penalty=penalty, solver=solver,

@@ -412,7 +412,7 @@ class EnsembleSampling(LinearAgent):
         m = hyper(cls, spec, "m")
         return int(horizon) if m in ("T", "horizon") else int(m)
 
-    def __init__(self, setting, seeds, horizon, m=10, lam: float = 1.0, perturbation: str = "gaussian",
+    def __init__(self, setting, seeds, horizon, m: int | str = 10, lam: float = 1.0, perturbation: str = "gaussian",
                  scale: float = 0.5, binomial_n: int | None = None, init: str = "gaussian", init_scale: float | None = None,
                  selection: str = "uniform", diagnostics: bool = False, beta: float | None = None):
         super().__init__(setting, seeds, horizon)

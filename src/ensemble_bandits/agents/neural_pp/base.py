@@ -22,6 +22,9 @@ LOSSES = {"mse": 1, "ce": 2, "ce_softmax": 2}
 # rank_by: "prob" (default: P(class 1), i.e. l1 - l0), "logit" (the raw class-1 logit: the authors'
 # Ensemble++), "max_logit" (the arm holding the largest logit of either class: the authors' Ensemble+)
 RANK_BY = ("prob", "logit", "max_logit")
+BACKBONES = ("mlp", "gpt")             # the trunk: the 2-layer MLP, or the GPT backbone (Ensemble++ and Greedy)
+# the names the text hyper-parameters of every class take (an agent with the MLP trunk only: these)
+MLP_CHOICES = {"loss": tuple(LOSSES), "rank_by": RANK_BY}
 
 
 def _flushed(torch):
@@ -48,7 +51,7 @@ class NeuralAgent(NeuralCostModel, AgentClass):
     buffer_family: str | None = None          # perturbation family stored with each datum (None: none)
     # the names a text hyper-parameter takes, checked while the job graph is built (runner._checked):
     # a registry typo (or a code-faithful variant misspelt) fails before any job runs
-    choice_params = {"loss": tuple(LOSSES), "rank_by": RANK_BY, "backbone": ("mlp", "gpt")}
+    choice_params = {**MLP_CHOICES, "backbone": BACKBONES}
 
     @classmethod
     def ensemble_size(cls, spec: dict, horizon: int) -> int:
@@ -67,7 +70,7 @@ class NeuralAgent(NeuralCostModel, AgentClass):
     @classmethod
     def check_choice(cls, key: str, value) -> None:
         """ValueError unless ``value`` is one of the names ``choice_params[key]`` allows."""
-        allowed = cls.choice_params[key]
+        allowed = BACKBONES if key == "backbone" else cls.choice_params[key]      # backbone: also where not taken
         if value not in allowed:
             raise ValueError(f"{key} must be one of {', '.join(map(str, allowed))}, got {value!r}")
 
@@ -301,6 +304,8 @@ class NeuralAgent(NeuralCostModel, AgentClass):
 class IndexedHeadsNeural(NeuralAgent):
     """Ensemble+ and EpiNet: the same hyper-parameters (an index dimension M and the training
     settings of :class:`NeuralAgent`); each builds its networks in ``build``."""
+
+    choice_params = MLP_CHOICES                                                   # the MLP trunk only
 
     def __init__(self, setting, seeds, horizon, M: int = 8, hidden: int = 64, loss: str = "mse", lr: float = 1e-4,
                  batch_size: int = 128, weight_decay: float = 0.01, G: int = 1, update_start: int = 128,

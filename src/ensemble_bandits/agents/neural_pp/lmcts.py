@@ -7,7 +7,7 @@ import numpy as np
 
 from ...catalog import hyper
 from ..torch_common import linear
-from .base import NeuralAgent
+from .base import MLP_CHOICES, NeuralAgent
 
 class LMCTSNeural(NeuralAgent):
     """LMC-TS (Xu et al. 2022; spec §2.10, A27): after every round (every ``reduce`` rounds), ``num_iter``
@@ -31,7 +31,7 @@ class LMCTSNeural(NeuralAgent):
     name = "lmcts"
     revision = 1                # 1: the official final Langevin step (variant "final"; was "sqrt_k")
     VARIANTS = ("final", "sqrt_k")
-    choice_params = {**NeuralAgent.choice_params, "variant": VARIANTS, "activation": ("relu", "leaky_relu")}
+    choice_params = {**MLP_CHOICES, "variant": VARIANTS, "activation": ("relu", "leaky_relu")}
     # batched, a seed's weights on the CPU differ in the last bits with its batch (paper sizes: d = 100,
     # 300 rounds), although its arms do not yet; the runner plays it one seed per batch instead
     batch_invariant = False
