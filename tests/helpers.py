@@ -1,4 +1,5 @@
 """Helpers shared by the test modules."""
+import contextlib
 import functools
 import math
 import os
@@ -64,6 +65,32 @@ def reachable(obj, seen=None):
         vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
     for child in children:
         yield from reachable(child, seen)
+
+
+class Stop(Exception):
+    """Stands for a kill: raised by an environment's step at a chosen round (:func:`stopping_at`)."""
+
+
+@contextlib.contextmanager
+def stopping_at(cell: dict, stop_round: int):
+    """Inside the block, the cell's environment class raises :class:`Stop` in the step of round
+    ``stop_round`` (class level, so nothing unpicklable enters a checkpoint); restored after it."""
+    from ensemble_bandits.envs import ENVIRONMENTS
+
+    cls = ENVIRONMENTS[cell["env"]["name"]]
+    step, calls = cls.step, {"n": 0}
+
+    def stepping(self, arms):
+        calls["n"] += 1
+        if calls["n"] == stop_round:
+            raise Stop()
+        return step(self, arms)
+
+    cls.step = stepping
+    try:
+        yield
+    finally:
+        cls.step = step
 
 
 def final_per_seed(df):

@@ -11,12 +11,11 @@ import time
 
 import numpy as np
 import pytest
-from helpers import timeout_s
+from helpers import Stop, stopping_at, timeout_s
 
 from ensemble_bandits import runner
 from ensemble_bandits.aggregate import identity_of
 from ensemble_bandits.checkpoint import Checkpoint, CheckpointError
-from ensemble_bandits.envs import ENVIRONMENTS
 
 QUAD = {"name": "glmes_quadratic", "d": 4, "n_arms": 5}
 CELLS = {
@@ -31,37 +30,15 @@ CELLS = {
 }
 
 
-class Stop(Exception):
-    """Stands for a kill: raised by the environment's step at a chosen round."""
-
-
-def _stopping_at(monkeypatch, cell, stop_round):
-    """Make the cell's environment class raise Stop in the step of round ``stop_round`` (class level,
-    so nothing unpicklable enters the checkpoint)."""
-    cls = ENVIRONMENTS[cell["env"]["name"]]
-    step, calls = cls.step, {"n": 0}
-
-    def stepping(self, arms):
-        calls["n"] += 1
-        if calls["n"] == stop_round:
-            raise Stop()
-        return step(self, arms)
-
-    monkeypatch.setattr(cls, "step", stepping)
-    return lambda: monkeypatch.setattr(cls, "step", step)
-
-
 @pytest.mark.parametrize("name", sorted(CELLS))
-def test_stopped_at_a_random_round_resumes_bit_identically(name, tmp_path, monkeypatch):
+def test_stopped_at_a_random_round_resumes_bit_identically(name, tmp_path):
     cell, seeds = CELLS[name], [0, 1, 2]
     whole = runner.simulate_columns(cell, seeds)
     ident = str(identity_of(cell, seeds))
     stop = int(np.random.default_rng(len(name)).integers(3, cell["horizon"]))   # a round inside the first batch
     path = tmp_path / "job.ckpt"
-    restore = _stopping_at(monkeypatch, cell, stop)
-    with pytest.raises(Stop):
+    with stopping_at(cell, stop), pytest.raises(Stop):
         runner.simulate_columns(cell, seeds, checkpoint=Checkpoint(path, ident, every=0.0))
-    restore()
     ckpt = Checkpoint(path, ident, every=0.0)
     assert ckpt.load() and ckpt.batch[4] == stop - 1            # saved after the last round played
     resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)

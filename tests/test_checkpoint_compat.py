@@ -21,11 +21,12 @@ import pytest
 
 pytest.importorskip("torch")
 
+from helpers import Stop, stopping_at  # noqa: E402
+
 from ensemble_bandits import runner  # noqa: E402
 from ensemble_bandits.agents import AGENTS  # noqa: E402
 from ensemble_bandits.aggregate import identity_of  # noqa: E402
 from ensemble_bandits.checkpoint import Checkpoint  # noqa: E402
-from ensemble_bandits.envs import ENVIRONMENTS  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "checkpoints"
 QUAD = {"name": "epp_quadratic", "d": 6, "n_arms": 5, "pool": 20}
@@ -42,28 +43,6 @@ STOP = 8                      # the round whose environment step raises: the che
 PENDING = Path(__file__).resolve().parents[1] / "figures/paper/pending/checkpoints/624dfa0125e3/seeds-5-10.ckpt"
 
 
-class _Stop(Exception):
-    """Stands for a kill, raised by the environment's step at round STOP."""
-
-
-@contextlib.contextmanager
-def _stopping(cell, stop_round):
-    cls = ENVIRONMENTS[cell["env"]["name"]]
-    step, calls = cls.step, {"n": 0}
-
-    def stepping(self, arms):
-        calls["n"] += 1
-        if calls["n"] == stop_round:
-            raise _Stop()
-        return step(self, arms)
-
-    cls.step = stepping
-    try:
-        yield
-    finally:
-        cls.step = step
-
-
 def write_fixture(out: Path = DATA) -> None:
     """Each cell's checkpoint at round STOP - 1 (``<agent>.ckpt``) and its uninterrupted run's columns
     (``<agent>.npz``, wall times left out), written by the code of this checkout."""
@@ -72,7 +51,7 @@ def write_fixture(out: Path = DATA) -> None:
         whole = runner.simulate_columns(cell, SEEDS)
         np.savez(out / f"{name}.npz", **{k: v for k, v in whole.items() if not k.startswith("seconds")})
         ckpt = Checkpoint(out / f"{name}.ckpt", str(identity_of(cell, SEEDS)), every=0.0)
-        with _stopping(cell, STOP), contextlib.suppress(_Stop):
+        with stopping_at(cell, STOP), contextlib.suppress(Stop):
             runner.simulate_columns(cell, SEEDS, checkpoint=ckpt)
 
 
