@@ -385,6 +385,7 @@ def cmd_report(args):
     figures = with_registry_notes(figures, entries)
     if args.scale == "paper":       # revised rules: the first rule's verdicts, decided again on the archives
         figures = _with_revisions(args, entries, figures)
+        figures = _with_planned_looks(args, entries, figures)
     archived = None
     if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
         archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
@@ -399,6 +400,20 @@ def cmd_report(args):
     # the report in place (figures/<scale>/, where rule publish_report copies it) stays as it is when
     # nothing but its provenance line would change
     write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
+
+
+def _with_planned_looks(args, entries, figures):
+    """The records with the next look of each claim a fresh sequential study plans (registry ``looks:``,
+    :mod:`plans`): its seeds and estimated CPU time; the verdicts are the records' own."""
+    from . import plans
+    from .report import with_planned_looks
+
+    planned = [f["id"] for f in figures if any(s.fresh for s in plans.studies(entries.get(f["id"], {})))]
+    if not planned:
+        return figures
+    config = registry.with_defaults(registry.load_yaml(os.path.join(args.config_dir, "config.yaml")))
+    figs = {fid: registry.resolve(entries[fid], plans.SCALE, config["scales"]) for fid in planned}
+    return with_planned_looks(figures, plans.planned_notes(figures, entries, figs, config["seeds_per_job"]))
 
 
 def _with_revisions(args, entries, figures):

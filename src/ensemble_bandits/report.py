@@ -200,6 +200,22 @@ def with_revisions(figures: list, notes: dict, added: dict | None = None) -> lis
     return [{**f, "claims": [one(f["id"], c) for c in f["claims"]]} for f in figures]
 
 
+def with_planned_looks(figures: list, notes: dict) -> list:
+    """Records whose claims a sequential study plans carry ``next_look`` (a note of
+    :func:`plans.planned_notes`, keyed by (figure id, claim id)): shown beside the verdict, which
+    stays the record's own."""
+    return [{**f, "claims": [{**c, "next_look": notes[f["id"], c["id"]]} if (f["id"], c["id"]) in notes else c
+                             for c in f["claims"]]} for f in figures]
+
+
+def _planned_text(c: dict, where: str = "") -> str:
+    """``; next look planned: ...`` for a claim whose planned look has not run (``where``: the figure
+    it runs in, when not the row's own), else ""."""
+    from .plans import planned_text
+
+    return f"; {where + ': ' if where else ''}{planned_text(c['next_look'])}" if c.get("next_look") else ""
+
+
 def finding_key(paper: str, fid: str, claim: dict) -> tuple:
     """What makes rows one finding: the paper and the quote (a sentence checked in several figures).
     A designed claim (``finding: false``, a condition or transposition of ours) is its figure's own, even
@@ -479,8 +495,8 @@ def _cause_text(c: dict, seeds=None) -> str:
         return ""
     cause = c.get("cause")
     if not cause:
-        return "not stated"
-    return _cause_line(cause) + _seeds_text(c, seeds)
+        return "not stated" + _planned_text(c)
+    return _cause_line(cause) + _seeds_text(c, seeds) + _planned_text(c)
 
 
 def _cause_line(cause: dict) -> str:
@@ -541,6 +557,7 @@ def summary_table(figures: list, scale: str) -> list:
             f"{cause['kind']}: {summary_line(cause['why'], dfid)}" if cause else "not stated")
         if cause:
             cause_text += _seeds_text({**c, "cause": cause}, by_id[fid].get("seeds"))
+        cause_text += "".join(_planned_text(x, "" if f == fid else f) for f, x in rows)
         deciding = readable(_short(_with_threshold(dc.get("decisive") or dc["numbers"], dc["numbers"],
                                                    dc.get("bounds")), 220))
         if len(rows) > 1 and dfid != fid:

@@ -99,6 +99,9 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
             if unknown:
                 raise RegistryError(f"figure {fig['id']!r}, curve {c.get('label')!r} is restricted to panel(s) "
                                     f"{unknown} that the figure does not have; panels: {paper['panels']}")
+    from .plans import check_looks
+
+    check_looks(fig["id"], entry)
     if entry.get("claims"):
         from .claims import validate_names
 

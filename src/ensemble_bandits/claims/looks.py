@@ -20,6 +20,8 @@ from .core import CHECKS, FAILED, INCONCLUSIVE, REPRODUCED, ClaimError, decide
 from .evaluate import CLAIM_LEVEL, check_curves
 
 DECIDED, UNDECIDED, FUTILE = "decided", "undecided", "futile"     # statuses of a claim at a look
+# claim-level checks a claim decided in looks cannot use (``after_round``, a condition on the horizon, it can)
+LOOKS_REFUSE = tuple(fn for fn in CLAIM_LEVEL if fn != "after_round")
 
 
 @dataclass(frozen=True)
@@ -99,12 +101,18 @@ def run_looks(design: seq.Design, comparisons_at, available=None, optimism=seq.O
 def claim_comparisons(table, claim, n) -> list:
     """The comparisons of a registry claim's checks (``{"checks": [{fn, args}, ...]}``) on the first
     ``n`` seeds of a figure table, each with its curves (those its check gives it, else every curve
-    the check names); claim-level conditions (premise, seed blocks, after_round) are not supported."""
+    the check names); the claim-level conditions premise and seed blocks are not supported (after_round:
+    a horizon that ends by its round is not measured, a ClaimError)."""
     seeds = sorted(table["seed"].unique())[:n]
     sub = table[table["seed"].isin(seeds)]
     out = []
     for chk in claim["checks"]:
-        if chk["fn"] in CLAIM_LEVEL:
+        if chk["fn"] == "after_round":     # a condition on the horizon, not on the seeds
+            if int(table["t"].max()) <= int(chk["args"]["t"]):
+                raise ClaimError(f"not measured: the runs end at t = {int(table['t'].max())}, not after round "
+                                 f"{chk['args']['t']}")
+            continue
+        if chk["fn"] in LOOKS_REFUSE:
             raise ClaimError(f"a claim decided in looks cannot use {chk['fn']!r} (yet)")
         args = dict(chk.get("args", {}))
         if args.pop("report_only", False):

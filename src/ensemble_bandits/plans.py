@@ -1,0 +1,203 @@
+"""A figure's planned looks (registry ``looks:``, docs/sequential.md): the group-sequential studies
+of its claims, the seeds each look adds, and what a look costs.
+
+Two forms in the registry:
+
+    looks: [10, 20, 50]          one study of every claim on the figure's own seeds 0..49, planned
+                                 before the figure's first paper run (its last look is its ``seeds``)
+
+    looks:                       studies on fresh seeds, each deciding some claims: seeds
+      - {claims: [posterior], start: 100, n: [44, 88, 176, 352]}    start .. start + n_K - 1
+
+A study on fresh seeds starts at or after the figure's paper seeds (the seeds already run are used
+only to plan it: option 1 of docs/sequential.md), so its error is the design's 2.5 %.  Several
+studies of one figure (claims with different plans) share the same fresh seeds: every study's look
+k uses the seeds start .. start + n_k - 1, a prefix of one seed sequence, and each claim is decided
+by its own study's boundaries at its own looks.  A claim is in at most one study.
+
+Looks apply at paper scale only (the scale whose seeds are the registry's).  What is wired today:
+the plan, its checks and each look's seeds and estimated CPU time (REPORT.md's "next look
+planned", ``cli estimate``); the workflow does not yet run looks as targets (docs/sequential.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import sequential as seq
+from .registry import MAX_SEEDS, RegistryError, shared_cells
+
+SCALE = "paper"     # the scale whose seeds the plans count
+
+
+@dataclass(frozen=True)
+class Study:
+    """Claims decided in looks at ``n`` seeds (cumulative, increasing), on seeds ``start`` onwards."""
+    claims: tuple
+    start: int
+    n: tuple
+
+    @property
+    def design(self) -> seq.Design:
+        return seq.Design(self.n)
+
+    @property
+    def K(self) -> int:
+        return len(self.n)
+
+    def seeds(self, k: int) -> tuple:
+        """The seeds look ``k`` (1-based) adds: [first, end)."""
+        return (self.start + (self.n[k - 2] if k > 1 else 0), self.start + self.n[k - 1])
+
+    @property
+    def fresh(self) -> bool:
+        """A new study on seeds after those the figure has run (not the figure's own seeds)."""
+        return self.start > 0
+
+
+def studies(entry: dict) -> list:
+    """The studies of a registry entry's ``looks`` (none without it); assumes :func:`check_looks`."""
+    looks = entry.get("looks")
+    if not looks:
+        return []
+    if all(isinstance(n, int) for n in looks):
+        return [Study(tuple(c["id"] for c in entry.get("claims", [])), 0, tuple(looks))]
+    return [Study(tuple(s["claims"]), int(s["start"]), tuple(s["n"])) for s in looks]
+
+
+def study_of(entry: dict, claim_id: str):
+    """The study that decides ``claim_id`` of ``entry``, or None."""
+    return next((s for s in studies(entry) if claim_id in s.claims), None)
+
+
+def check_looks(fid: str, entry: dict) -> None:
+    """RegistryError (one line naming the figure) unless the entry's ``looks`` is a sound plan: looks
+    increasing seed counts >= 2; the own-seeds form ending at the figure's ``seeds``; fresh studies
+    starting at or after them; known claims, each in at most one study, and only claims the look rule
+    can decide (no premise or seed-block checks: claims.looks.LOOKS_REFUSE)."""
+    from .claims.looks import LOOKS_REFUSE
+
+    if "looks" not in entry:
+        return
+    where = f"figure {fid!r}, key looks"
+    looks = entry["looks"]
+    if not isinstance(looks, list) or not looks:
+        raise RegistryError(f"{where}: give a list of seed counts ([10, 20, 50]) or of studies "
+                            "({claims: [...], start: S, n: [...]})")
+    seeds = int(entry.get("seeds", 1))
+    own = all(isinstance(n, int) and not isinstance(n, bool) for n in looks)
+    if not own and not all(isinstance(s, dict) for s in looks):
+        raise RegistryError(f"{where}: mixes seed counts and studies; use one form")
+    for s in studies(entry):
+        try:
+            seq.Design(s.n)
+        except ValueError as err:
+            raise RegistryError(f"{where}: {err}") from None
+        if own and s.n[-1] != seeds:
+            raise RegistryError(f"{where}: the last look ({s.n[-1]}) must be the figure's seeds ({seeds}): a plan "
+                                f"on the figure's own seeds is its seeds in looks (for more seeds, plan a study "
+                                f"on fresh seeds: {{claims, start: {seeds}, n}})")
+        if not own and s.start < seeds:
+            raise RegistryError(f"{where}: a study of {list(s.claims)} starts at seed {s.start}, inside the "
+                                f"figure's {seeds} seeds already planned; fresh seeds start at {seeds} or later")
+        if s.start + s.n[-1] > MAX_SEEDS:
+            raise RegistryError(f"{where}: seeds up to {s.start + s.n[-1]:,} is more than {MAX_SEEDS:,}; a typo?")
+    named = [c for s in studies(entry) for c in s.claims]
+    claims = {c["id"]: c for c in entry.get("claims", [])}
+    if not named:
+        raise RegistryError(f"{where}: plans looks for no claim (the figure has no claims)")
+    unknown = [c for c in named if c not in claims]
+    if unknown:
+        raise RegistryError(f"{where}: claim(s) {unknown} are not claims of the figure; claims: {sorted(claims)}")
+    twice = sorted({c for c in named if named.count(c) > 1})
+    if twice:
+        raise RegistryError(f"{where}: claim(s) {twice} in more than one study; a claim is decided by one plan")
+    for cid in named:
+        level = [chk["fn"] for chk in claims[cid]["checks"] if chk["fn"] in LOOKS_REFUSE]
+        if level:
+            raise RegistryError(f"{where}: claim {cid!r} uses {level[0]!r}, which the look rule cannot decide "
+                                "(docs/sequential.md); leave it out of the plan")
+
+
+def study_curves(entry: dict, study: Study) -> list:
+    """The curve labels the study's claims name (None, every curve, when a check names none)."""
+    from .claims.evaluate import check_curves
+
+    claims = {c["id"]: c for c in entry.get("claims", [])}
+    names, every = [], False
+    for cid in study.claims:
+        for chk in claims[cid]["checks"]:
+            if chk["fn"] == "after_round":      # a condition on the horizon: it names no curve
+                continue
+            got = check_curves(chk)
+            every |= not got
+            names += got
+    return None if every else list(dict.fromkeys(names))
+
+
+def range_blocks(first: int, end: int, per_job: int) -> list:
+    """Seed blocks [a, b) covering [first, end), cut at multiples of ``per_job`` (as the figure's own
+    blocks are, so that a later look's blocks line up with the seeds' usual jobs)."""
+    cuts = sorted({first, end, *range(first - first % per_job + per_job, end, per_job)})
+    return list(zip(cuts, cuts[1:]))
+
+
+def look_cost(fig: dict, study: Study, k: int, per_job: int, curves=None) -> float:
+    """Estimated CPU seconds of look ``k`` of ``study`` on the resolved paper-scale figure ``fig``: its
+    new seeds for the series of ``curves`` (default: every curve the study's claims name; at a later
+    look, the curves that continue; a reading's series are not the study's), by the cost model
+    (costs.cell_cost_seconds)."""
+    from .costs import cell_cost_seconds
+
+    if curves is None:
+        curves = study_curves(fig["entry"], study)
+    shared = shared_cells([fig])
+    first, end = study.seeds(k)
+    total = 0.0
+    for s in fig["series"]:
+        b = min(end, s["seeds"]) if not study.fresh else end    # a curve of fewer seeds stops at those
+        if "reading" not in s and (curves is None or s["curve"] in curves) and b > first:
+            total += sum(cell_cost_seconds(s["cell"], y - x, (fig["scale"], s["key"]) in shared)
+                         for x, y in range_blocks(first, b, per_job))
+    return total
+
+
+def look_costs(fig: dict, study: Study, per_job: int) -> list:
+    """Estimated CPU seconds of each look of ``study`` (every curve of its claims going on)."""
+    return [look_cost(fig, study, k, per_job) for k in range(1, study.K + 1)]
+
+
+def next_look(claim: dict, study: Study):
+    """(k, n) of the next look of ``study`` for a claim's record entry, or None when none is due.  A
+    record decided by looks states its ``look`` (k of K) and ``look_status``; a record without them is
+    before look 1 (a fresh study not yet run: its verdict is the fixed-seed test's, unchanged)."""
+    done = int(claim.get("look") or 0)
+    if done >= study.K or claim.get("look_status") in ("decided", "futile"):
+        return None
+    return done + 1, study.n[done]
+
+
+def planned_notes(records: list, entries: dict, figs: dict, per_job: int) -> dict:
+    """{(figure id, claim id): note} for the inconclusive claims of ``records`` that a fresh study plans
+    and whose next look has not run: {"look", "looks", "n", "first", "end", "seconds"}; ``figs``: id -> the
+    resolved paper-scale figure (for the cost)."""
+    notes = {}
+    for rec in records:
+        entry = entries.get(rec["id"], {})
+        for c in rec.get("claims", []):
+            study = study_of(entry, c["id"]) if entry else None
+            due = next_look(c, study) if study and study.fresh and c.get("status") == "inconclusive" else None
+            if due:
+                k, n = due
+                first, end = study.seeds(k)
+                notes[rec["id"], c["id"]] = {"look": k, "looks": study.K, "n": n, "first": first, "end": end,
+                                             "seconds": look_cost(figs[rec["id"]], study, k, per_job)}
+    return notes
+
+
+def planned_text(note: dict) -> str:
+    """REPORT.md's words for a planned look that has not run."""
+    from .costs import format_cpu_time
+
+    return (f"next look planned: look {note['look']} of {note['looks']}, n = {note['n']} fresh seeds "
+            f"({note['first']}–{note['end'] - 1}; a new sequential study, error 2.5 %), "
+            f"≈ {note['seconds'] / 3600:.2f} CPU-h ({format_cpu_time(note['seconds'])}, cost model)")
