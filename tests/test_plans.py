@@ -1,0 +1,191 @@
+"""Planned looks (registry ``looks:``, ensemble_bandits.plans): the field's forms and its one-line
+errors, each look's seeds and cost, and REPORT.md's "next look planned" (a plan that has not run
+leaves the verdicts and the rest of the report as they are)."""
+import copy
+
+import pytest
+import yaml
+
+from ensemble_bandits import costs, plans, registry, report, validation
+from ensemble_bandits.registry import RegistryError
+
+from helpers import ROOT
+
+SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
+
+
+def entry(**kw):
+    e = {"id": "lines-x", "title": "t", "caption": "c", "kind": "regret_curves", "seeds": 50, "horizon": 40,
+         "panels": [{"label": "p", "env": {"name": "russo_finite", "d": 3, "n_arms": 5}}],
+         "curves": [{"label": "A", "agent": {"name": "lints"}}, {"label": "B", "agent": {"name": "linucb"}},
+                    {"label": "C", "agent": {"name": "egreedy"}}],
+         "claims": [{"id": "ab", "quote": "q", "checks": [{"fn": "outperforms", "args": {"better": "A", "worse": "B"}}]},
+                    {"id": "ac", "quote": "q", "checks": [{"fn": "outperforms", "args": {"better": "A", "worse": "C"}}]}]}
+    e.update(kw)
+    return e
+
+
+def load(tmp_path, e):
+    (tmp_path / "figures").mkdir(exist_ok=True)
+    body = {k: v for k, v in e.items() if k != "id"}
+    (tmp_path / "figures" / "lines.yaml").write_text(yaml.safe_dump({e["id"]: body}))
+    return registry.load_registry(tmp_path, SCHEMA)[e["id"]]
+
+
+def test_both_forms_are_read(tmp_path):
+    own = load(tmp_path, entry(looks=[10, 20, 50]))
+    assert plans.studies(own) == [plans.Study(("ab", "ac"), 0, (10, 20, 50))]
+    fresh = load(tmp_path, entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]},
+                                        {"claims": ["ac"], "start": 60, "n": [30, 60, 120]}]))
+    ab, ac = plans.studies(fresh)
+    assert (ab.fresh, ab.seeds(1), ab.seeds(2), ac.seeds(3)) == (True, (50, 60), (60, 70), (120, 180))
+    assert plans.study_of(fresh, "ac") == ac and plans.study_of(fresh, "zz") is None
+    assert plans.studies(entry()) == []
+    for e in (own, fresh):
+        plans.check_looks("lines-x", e)
+
+
+@pytest.mark.parametrize("looks", [
+    pytest.param("10, 20", id="a-string"),
+    pytest.param([], id="empty"),
+    pytest.param([1, 2], id="a-look-below-2"),
+    pytest.param([{"claims": ["ab"], "n": [10]}], id="no-start"),
+    pytest.param([{"claims": ["ab"], "start": 50, "n": [10], "why": "x"}], id="unknown-key"),
+])
+def test_a_malformed_looks_is_refused_at_load_in_one_line(tmp_path, looks):
+    with pytest.raises(RegistryError) as err:
+        load(tmp_path, entry(looks=looks))
+    msg = str(err.value)
+    assert "'lines-x'" in msg and "key looks" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("looks, message", [
+    ([20, 10, 50], r"looks must be increasing seed counts"),
+    ([10, 20, 40], r"the last look \(40\) must be the figure's seeds \(50\)"),
+    ([{"claims": ["ab"], "start": 10, "n": [10, 20]}], r"a study of \['ab'\] starts at seed 10, inside the figure's 50 seeds"),
+    ([{"claims": ["zz"], "start": 50, "n": [10, 20]}], r"claim\(s\) \['zz'\] are not claims of the figure"),
+    ([{"claims": ["ab"], "start": 50, "n": [10]}, {"claims": ["ab"], "start": 50, "n": [20]}],
+     r"claim\(s\) \['ab'\] in more than one study"),
+    ([10, {"claims": ["ab"], "start": 50, "n": [10]}], r"mixes seed counts and studies"),
+    ([{"claims": ["ab"], "start": 99_990, "n": [10, 20]}], r"seeds up to 100,010 is more than 100,000"),
+])
+def test_an_unsound_plan_is_refused_eagerly_naming_the_figure(tmp_path, looks, message):
+    e = entry(looks=looks)
+    with pytest.raises(RegistryError, match=r"^figure 'lines-x', key looks: " + message):
+        plans.check_looks("lines-x", e)
+    if not (isinstance(looks[0], int) and isinstance(looks[-1], dict)):     # the schema refuses the mixed form
+        loaded = load(tmp_path, e)
+        with pytest.raises(RegistryError, match=message):   # and the workflow's check of every figure
+            validation.check_figure(loaded, registry.resolve(loaded, "paper", {}), {})
+
+
+def test_a_claim_the_look_rule_cannot_decide_is_refused_but_after_round_is_a_horizon_condition():
+    claims = entry()["claims"]
+    premised = [claims[0], {"id": "p", "quote": "q", "checks": [{"fn": "premise", "args": {"claim": "ab"}},
+                                                               *claims[1]["checks"]]}]
+    with pytest.raises(RegistryError, match=r"claim 'p' uses 'premise', which the look rule cannot decide"):
+        plans.check_looks("lines-x", entry(claims=premised, looks=[10, 20, 50]))
+    late = [{**claims[0], "checks": [{"fn": "after_round", "args": {"t": 5}}, *claims[0]["checks"]]}]
+    e = entry(claims=late, looks=[10, 20, 50])
+    plans.check_looks("lines-x", e)
+    assert plans.study_curves(e, plans.studies(e)[0]) == ["A", "B"]
+
+
+def test_the_registry_plans_the_six_underpowered_findings_on_fresh_seeds_and_the_neural_figures_in_looks(entries):
+    fresh = {(fid, s.claims, s.start, s.n) for fid, e in entries.items() for s in plans.studies(e) if s.fresh}
+    assert fresh == {("phe-fig2", ("posterior",), 100, (44, 88, 176, 352)),
+                     ("lines-gauss-ts", ("remark5-ts",), 300, (100, 200, 400, 800)),
+                     ("glmes-fig2a", ("large-m-marginal",), 50, (22, 44, 88, 176)),
+                     ("glmes-fig2a", ("small-m",), 50, (280, 560, 1120, 2240)),
+                     ("glmes-fig2c", ("small-sigma",), 50, (25, 50, 100, 200)),
+                     ("glmes-fig1b", ("competitive",), 50, (21, 42, 84, 168))}
+    for fid, _, start, _ in fresh:        # fresh seeds: right after the seeds already run
+        assert start == entries[fid]["seeds"]
+    own = {fid: e["looks"] for fid, e in entries.items() if e.get("looks") and not plans.studies(e)[0].fresh}
+    assert own == {f: [10, 20, 50] for f in ("glmes-fig1d", "glmes-fig1e", "glmes-fig2d", "glmes-fig4b")}
+    for fid in own:
+        assert entries[fid]["seeds"] == 50
+    for fid in {f for f, *_ in fresh} | set(own):
+        plans.check_looks(fid, entries[fid])
+
+
+def test_range_blocks_cut_at_the_job_size():
+    assert plans.range_blocks(100, 144, 50) == [(100, 144)]
+    assert plans.range_blocks(144, 188, 50) == [(144, 150), (150, 188)]
+    assert plans.range_blocks(0, 50, 10) == [(0, 10), (10, 20), (20, 30), (30, 40), (40, 50)]
+
+
+def test_a_looks_cost_is_the_cost_model_of_its_new_seeds_for_the_curves_of_its_claims():
+    e = entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 30]}])
+    fig = registry.resolve(e, "paper", {})
+    study = plans.studies(e)[0]
+    by = {s["curve"]: s["cell"] for s in fig["series"]}
+    want = [sum(costs.cell_cost_seconds(by[c], n) for c in ("A", "B")) for n in (10, 20)]
+    assert plans.look_costs(fig, study, 50) == pytest.approx(want)
+    assert plans.look_cost(fig, study, 2, 50, curves={"A"}) == pytest.approx(want[1] / 2, rel=0.5)
+    assert plans.look_cost(fig, study, 2, 50, curves={"A"}) < want[1]
+    own = entry(looks=[10, 20, 50])       # every claim: every curve; the three looks add 10, 10 and 30 seeds
+    fig = registry.resolve(own, "paper", {})
+    got = plans.look_costs(fig, plans.studies(own)[0], 50)
+    assert got == pytest.approx([sum(costs.cell_cost_seconds(by[c], n) for c in "ABC") for n in (10, 10, 30)])
+
+
+def _record(status="inconclusive", **claim):
+    return {"id": "lines-x", "claims": [{"id": "ab", "status": status, **claim}, {"id": "ac", "status": "inconclusive"}]}
+
+
+def test_only_an_open_claim_of_a_fresh_study_gets_a_next_look_note():
+    e = entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 30]}])
+    figs = {"lines-x": registry.resolve(e, "paper", {})}
+    notes = plans.planned_notes([_record()], {"lines-x": e}, figs, 50)
+    assert list(notes) == [("lines-x", "ab")]
+    note = notes["lines-x", "ab"]
+    assert (note["look"], note["looks"], note["n"], note["first"], note["end"]) == (1, 2, 10, 50, 60)
+    assert note["seconds"] == pytest.approx(plans.look_cost(figs["lines-x"], plans.studies(e)[0], 1, 50))
+    assert plans.planned_notes([_record("reproduced")], {"lines-x": e}, figs, 50) == {}
+    after = plans.planned_notes([_record(look=1, look_status="undecided")], {"lines-x": e}, figs, 50)
+    assert (after["lines-x", "ab"]["look"], after["lines-x", "ab"]["first"]) == (2, 60)
+    assert plans.planned_notes([_record(look=2)], {"lines-x": e}, figs, 50) == {}
+    own = entry(looks=[10, 20, 50])        # the figure's own seeds: no "fresh seeds" note
+    assert plans.planned_notes([_record()], {"lines-x": own}, {"lines-x": registry.resolve(own, "paper", {})}, 50) == {}
+
+
+def test_the_report_states_the_planned_look_beside_an_unchanged_verdict():
+    note = {"look": 1, "looks": 4, "n": 44, "first": 100, "end": 144, "seconds": 5400.0}
+    assert plans.planned_text(note) == ("next look planned: look 1 of 4, n = 44 fresh seeds (100–143; a new "
+                                        "sequential study, error 2.5 %), ≈ 1.50 CPU-h (1.5 h, cost model)")
+    c = {"id": "ab", "status": "inconclusive", "cause": {"kind": "underpowered", "why": "few"}, "seeds_to_decide": 80}
+    planned = report.with_planned_looks([{"id": "lines-x", "claims": [c]}], {("lines-x", "ab"): note})
+    assert planned[0]["claims"][0]["status"] == "inconclusive"
+    assert report._cause_text(planned[0]["claims"][0], 50) == (report._cause_text(c, 50) + "; "
+                                                               + plans.planned_text(note))
+    assert report.with_planned_looks([{"id": "lines-x", "claims": [c]}], {}) == [{"id": "lines-x", "claims": [c]}]
+
+
+@pytest.fixture(scope="module")
+def paper_records():
+    return [report.read_record(p) for p in sorted((ROOT / "figures" / "paper" / "records").glob("*.json"))]
+
+
+def test_without_looks_the_committed_records_report_as_before(entries, paper_records):
+    """A plan that has not run changes nothing but its own claims' "next look planned": the report of
+    the committed records with the registry's plans equals, once those notes are removed, the report
+    with no plans at all (no figure without looks changes)."""
+    noted = report.with_registry_notes(paper_records, entries)
+    bare = {fid: {k: v for k, v in e.items() if k != "looks"} for fid, e in entries.items()}
+    assert report.with_registry_notes(paper_records, bare) == noted
+    figs = {f["id"]: registry.resolve(entries[f["id"]], "paper", {}) for f in noted
+            if any(s.fresh for s in plans.studies(entries[f["id"]]))}
+    notes = plans.planned_notes(noted, entries, figs, 50)
+    assert {k for k in notes} == {("phe-fig2", "posterior"), ("lines-gauss-ts", "remark5-ts"),
+                                  ("glmes-fig2a", "large-m-marginal"), ("glmes-fig2a", "small-m"),
+                                  ("glmes-fig2c", "small-sigma"), ("glmes-fig1b", "competitive")}
+    with_plans = report.report_markdown("paper", report.with_planned_looks(noted, notes))
+    without = report.report_markdown("paper", copy.deepcopy(noted))
+    with_plans, without = (text.split("\n", 3)[3] for text in (with_plans, without))   # not the provenance line
+    stripped = with_plans
+    for (fid, cid), note in notes.items():
+        text = plans.planned_text(note)
+        assert text in with_plans
+        stripped = stripped.replace(f"; {fid}: {text}", "").replace(f"; {text}", "")
+    assert stripped == without
