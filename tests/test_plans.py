@@ -189,3 +189,71 @@ def test_without_looks_the_committed_records_report_as_before(entries, paper_rec
         assert text in with_plans
         stripped = stripped.replace(f"; {fid}: {text}", "").replace(f"; {text}", "")
     assert stripped == without
+
+
+# --------------------------------------------------------------------------------------------
+# claims decided in the looks planned on the figure's own seeds (the claims step, at paper scale)
+# --------------------------------------------------------------------------------------------
+def _table(gap_b, gap_c, seeds=50, seed=5):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    base = rng.normal(10.0, 1.0, seeds)
+    regret = {"A": base, "B": base + gap_b + rng.normal(0, 1.0, seeds), "C": base + gap_c + rng.normal(0, 1.0, seeds)}
+    return pd.DataFrame([{"panel": "p", "curve": c, "seed": s, "t": 40, "regret": float(v[s])}
+                         for c, v in regret.items() for s in range(seeds)])
+
+
+def _decided(e, table, scale="paper"):
+    from ensemble_bandits.claims import evaluate
+
+    results = evaluate(e, table, scale)
+    return results, plans.decided_in_looks(e, table, results, scale)
+
+
+def test_a_claim_of_an_own_seeds_plan_is_decided_at_its_looks_and_its_record_says_how():
+    e = entry(looks=[10, 20, 50])
+    _, got = _decided(e, _table(3.0, 0.0))
+    ab, ac = got
+    assert (ab["status"], ab["look"], ab["looks"], ab["n"], ab["look_status"]) == ("reproduced", 2, 3, 20, "decided")
+    assert ab["z"] == pytest.approx(3.357, abs=1e-3) and ab["p"] == pytest.approx(0.000394, rel=1e-2)
+    assert ab["continue"] == [] and "seeds_to_decide" not in ab
+    assert ab["numbers"].endswith("decided at look 2 of 3 (n = 20; boundary z = 3.357, nominal p = 0.000394)")
+    # A - C has no effect: at look 2 its z is inside the futility band (docs/sequential.md), so it stops
+    assert (ac["status"], ac["look"], ac["look_status"], ac["continue"]) == ("inconclusive", 2, "futile", [])
+    assert ac["numbers"].endswith("inconclusive (futile) at look 2 of 3 (n = 20; boundary z = 3.357, nominal p = 0.000394)")
+
+
+def test_a_plan_decides_nothing_at_another_scale_before_its_first_look_or_for_a_figure_without_looks():
+    table = _table(3.0, 0.0)
+    for e, scale, t in [(entry(), "paper", table), (entry(looks=[10, 20, 50]), "default", table),
+                        (entry(looks=[10, 20, 50]), "paper", table[table["seed"] < 8]),
+                        (entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]}]), "paper", table)]:
+        results, got = _decided(e, t, scale)
+        assert got is results or got == results
+
+
+def test_a_look_with_only_part_of_the_seeds_is_undecided_until_the_next_look_runs():
+    _, got = _decided(entry(looks=[10, 20, 50]), _table(0.3, 0.0, seeds=20))
+    ab = got[0]
+    assert (ab["look"], ab["n"], ab["look_status"], ab["status"]) == (2, 20, "undecided", "inconclusive")
+    assert ab["numbers"].endswith("undecided at look 2 of 3 (n = 20; boundary z = 3.357, nominal p = 0.000394): "
+                                  "the next look has not run")
+    assert set(ab["continue"]) == {"A", "B"}
+
+
+@pytest.mark.parametrize("look_status, look, words", [
+    ("decided", 2, "decided at look 2 of 3 (n = 20; "),
+    ("futile", 2, "inconclusive (futile) at look 2 of 3 (n = 20; "),
+    ("undecided", 3, "inconclusive (budget) at look 3 of 3 (n = 50; "),
+])
+def test_the_report_says_at_which_look_a_claim_was_decided(look_status, look, words):
+    c = {"id": "ab", "quote": "q", "source": "verbatim", "note": "", "numbers": "x",
+         "status": "reproduced" if look_status == "decided" else "inconclusive",
+         "look": look, "looks": 3, "n": {2: 20, 3: 50}[look], "z": 3.357, "p": 0.000394, "look_status": look_status}
+    fig = {"id": "lines-x", "paper": "lines", "title": "t", "seeds": 50, "horizon": 40, "choices": "", "png": "x.png",
+           "claims": [c], "run": report.run_info()}
+    text = report.report_markdown("paper", [fig])
+    assert f"<br>{words}" in text and text.count(words) == 2       # the summary and the figure's section
+    assert report._look_text({k: v for k, v in c.items() if k != "look"}) == ""

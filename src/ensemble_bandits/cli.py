@@ -334,8 +334,11 @@ def cmd_claims(args):
 
     fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
     entry = fig["entry"]
-    results = evaluate(entry, read_table(args.table), fig["scale"], absent=fig.get("absent_data", []),
-                       pending=fig.get("pending_curves"))
+    from .plans import decided_in_looks
+
+    table = read_table(args.table)
+    results = evaluate(entry, table, fig["scale"], absent=fig.get("absent_data", []), pending=fig.get("pending_curves"))
+    results = decided_in_looks(entry, table, results, fig["scale"])   # a figure planned in looks (registry)
     dump_claims(entry["id"], results, args.json, args.rst)
     if args.record:
         digest = None

@@ -201,3 +201,59 @@ def planned_text(note: dict) -> str:
     return (f"next look planned: look {note['look']} of {note['looks']}, n = {note['n']} fresh seeds "
             f"({note['first']}–{note['end'] - 1}; a new sequential study, error 2.5 %), "
             f"≈ {note['seconds'] / 3600:.2f} CPU-h ({format_cpu_time(note['seconds'])}, cost model)")
+
+
+def decided_in_looks(entry: dict, table, results: list, scale: str) -> list:
+    """``results`` (claims.evaluate) with each claim of the figure's own-seeds study (``looks: [...]``)
+    decided by the group-sequential rule at its looks (claims.looks.run_looks) over the seeds the
+    table has, at paper scale: its status is the look's verdict and its record states the look,
+    n, the boundary (z and nominal p), the look's status (decided / undecided / futile) and the
+    curves that still need seeds.  Other claims, other scales, and figures without such a study:
+    ``results`` itself, unchanged.  (A fresh study's claims are decided on its own seeds, which the
+    workflow does not run yet: their verdicts stay the fixed-seed test's.)"""
+    own = [s for s in studies(entry) if not s.fresh]
+    if scale != SCALE or not own:
+        return results
+    from .claims.looks import DECIDED, claim_comparisons, curves_to_continue, run_looks
+    from .readings import primary_rows
+
+    study, rows = own[0], primary_rows(table)
+    claims = {c["id"]: c for c in entry.get("claims", [])}
+    available = int(rows["seed"].nunique())
+    out = []
+    for res in results:
+        if res["id"] not in study.claims or res["status"] == "reported" or available < study.n[0]:
+            out.append(res)
+            continue
+        at = {}
+
+        def comparisons(n, claim=claims[res["id"]]):
+            at[n] = claim_comparisons(rows, claim, n)
+            return at[n]
+
+        d = run_looks(study.design, comparisons, available=available)
+        comps = at[d.n]
+        look = {"look": d.look, "looks": d.looks, "n": d.n, "z": round(d.boundary, 4), "p": float(f"{d.nominal:.4g}"),
+                "look_status": d.status,
+                "continue": sorted(curves_to_continue([(d, [c.curves for c in comps])]))}
+        numbers = "; ".join(c.text or c.label for c in comps) + f" — {d.summary} — {look_words(look)}"
+        new = {k: v for k, v in res.items() if k not in ("seeds_to_decide", "decisive")}
+        new.update(status=d.verdict, numbers=numbers, **look)
+        if d.status != DECIDED and d.seeds_needed is not None:
+            new["seeds_to_decide"] = d.seeds_needed if d.seeds_needed != float("inf") else \
+                "never (the estimate sits on a bound)"
+        out.append(new)
+    return out
+
+
+def look_words(c: dict) -> str:
+    """REPORT.md's words for a claim decided in looks (a record's claim with ``look``): "decided at
+    look k of K (n = ...)", "inconclusive (budget)" or "inconclusive (futile)", with its boundary."""
+    at = f"look {c['look']} of {c['looks']} (n = {c['n']}; boundary z = {c['z']:.3f}, nominal p = {c['p']:.3g})"
+    if c["look_status"] == "decided":
+        return f"decided at {at}"
+    if c["look_status"] == "futile":
+        return f"inconclusive (futile) at {at}"
+    if c["look"] == c["looks"]:
+        return f"inconclusive (budget) at {at}"
+    return f"undecided at {at}: the next look has not run"

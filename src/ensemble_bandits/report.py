@@ -216,6 +216,14 @@ def _planned_text(c: dict, where: str = "") -> str:
     return f"; {where + ': ' if where else ''}{planned_text(c['next_look'])}" if c.get("next_look") else ""
 
 
+def _look_text(c: dict) -> str:
+    """``<br>decided at look k of K (n = ...)`` (or inconclusive (budget) / (futile)) for a claim its
+    figure's planned looks decided (a record's claim with ``look``), else ""."""
+    from .plans import look_words
+
+    return f"<br>{look_words(c)}" if c.get("look") else ""
+
+
 def finding_key(paper: str, fid: str, claim: dict) -> tuple:
     """What makes rows one finding: the paper and the quote (a sentence checked in several figures).
     A designed claim (``finding: false``, a condition or transposition of ours) is its figure's own, even
@@ -563,7 +571,8 @@ def summary_table(figures: list, scale: str) -> list:
         if len(rows) > 1 and dfid != fid:
             deciding = f"{dfid}: {deciding}"
         link = f"[{fid} · {c['id']}](#{fid})"
-        verdict = verdict_text(rows, scale) + (f"<br>same runs as {', '.join(shared[key])}" if key in shared else "")
+        verdict = verdict_text(rows, scale) + _look_text(dc) + (
+            f"<br>same runs as {', '.join(shared[key])}" if key in shared else "")
         out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict)} | "
                    f"{_cell(cause_text)} | {_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
@@ -653,7 +662,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         note += f" *(the finding of {origin}, counted once)*"
                     if not counted([(f["id"], c)]):
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]] + _earlier([(f["id"], c)]) + revision_cell(c)
+                    status = ICON[c["status"]] + _look_text(c) + _earlier([(f["id"], c)]) + revision_cell(c)
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
