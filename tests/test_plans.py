@@ -257,3 +257,27 @@ def test_the_report_says_at_which_look_a_claim_was_decided(look_status, look, wo
     text = report.report_markdown("paper", [fig])
     assert f"<br>{words}" in text and text.count(words) == 2       # the summary and the figure's section
     assert report._look_text({k: v for k, v in c.items() if k != "look"}) == ""
+
+
+def test_the_docs_table_of_the_plans_states_the_cost_models_cpu_time(entries, config):
+    """docs/sequential.md lists each registry plan with its CPU time per look: the cost model's."""
+    import re
+
+    text = (ROOT / "docs" / "sequential.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"^\| (\S+)(?: · (\S+)| \(every claim\)) \|[^|]+\|(.*)\|$", line)
+        if m and m.group(1) in entries:
+            rows[m.group(1), m.group(2)] = [x.strip() for x in m.group(3).split("|")]
+    planned = [(fid, s) for fid, e in entries.items() for s in plans.studies(e)]
+    assert len(rows) == len(planned)
+    for fid, s in planned:
+        cells = rows[fid, s.claims[0] if s.fresh else None]
+        each = plans.look_costs(registry.resolve(entries[fid], "paper", config["scales"]), s, config["seeds_per_job"])
+        for got, want in zip(cells, [*each, *[None] * (4 - len(each)), sum(each)]):
+            if want is None:
+                assert got == ""
+            else:          # as rounded in the table: to its last digit
+                value, unit = got.split(" ")
+                digits = len(value.split(".")[1]) if "." in value else 0
+                assert float(value) == pytest.approx(want / {"s": 1, "h": 3600}[unit], abs=0.51 * 10 ** -digits), (fid, got)

@@ -672,6 +672,23 @@ def cmd_estimate(args):
           f"{costs.format_cpu_time(left['seconds']):>10s}  (cells shared by figures counted once)")
     print(f"to run here: {left['jobs']:,} simulation jobs ({left['cells']:,} cells), about "
           f"{costs.format_cpu_time(left['seconds'])} of CPU time: what Snakemake's notice says before this run")
+    _estimate_looks(figs, per_job, args.scale)
+
+
+def _estimate_looks(figs, per_job, scale):
+    """Per figure planned in looks (registry ``looks:``, paper scale): each look's new seeds and CPU time."""
+    from . import plans
+
+    rows = [(fig, s) for fig in figs for s in plans.studies(fig["entry"])] if scale == plans.SCALE else []
+    if not rows:
+        return
+    print("Planned looks (docs/sequential.md; every curve of the planned claims going on, a curve that stops saves "
+          "its share):")
+    for fig, s in rows:
+        each = plans.look_costs(fig, s, per_job)
+        looks = ", ".join(f"look {k} seeds {a}-{b - 1} {costs.format_cpu_time(c)}"
+                          for k, ((a, b), c) in enumerate(zip((s.seeds(k) for k in range(1, s.K + 1)), each), 1))
+        print(f"  {fig['id']} {', '.join(s.claims)}: {looks}; all looks {costs.format_cpu_time(sum(each))}")
 
 
 def _estimate_pending(figs, per_job, scale):
