@@ -15,7 +15,7 @@ SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
 
 
 def entry(**kw):
-    e = {"id": "lines-x", "title": "t", "caption": "c", "kind": "regret_curves", "seeds": 50, "horizon": 40,
+    e = {"id": "lines-x", "paper": "lines", "title": "t", "caption": "c", "kind": "regret_curves", "seeds": 50, "horizon": 40,
          "panels": [{"label": "p", "env": {"name": "russo_finite", "d": 3, "n_arms": 5}}],
          "curves": [{"label": "A", "agent": {"name": "lints"}}, {"label": "B", "agent": {"name": "linucb"}},
                     {"label": "C", "agent": {"name": "egreedy"}}],
@@ -27,7 +27,7 @@ def entry(**kw):
 
 def load(tmp_path, e):
     (tmp_path / "figures").mkdir(exist_ok=True)
-    body = {k: v for k, v in e.items() if k != "id"}
+    body = {k: v for k, v in e.items() if k not in ("id", "paper")}
     (tmp_path / "figures" / "lines.yaml").write_text(yaml.safe_dump({e["id"]: body}))
     return registry.load_registry(tmp_path, SCHEMA)[e["id"]]
 
@@ -205,11 +205,11 @@ def _table(gap_b, gap_c, seeds=50, seed=5):
                          for c, v in regret.items() for s in range(seeds)])
 
 
-def _decided(e, table, scale="paper"):
+def _decided(e, table, seeds=50):
     from ensemble_bandits.claims import evaluate
 
-    results = evaluate(e, table, scale)
-    return results, plans.decided_in_looks(e, table, results, scale)
+    results = evaluate(e, table, "paper")
+    return results, plans.decided_in_looks(e, table, results, seeds)
 
 
 def test_a_claim_of_an_own_seeds_plan_is_decided_at_its_looks_and_its_record_says_how():
@@ -225,12 +225,12 @@ def test_a_claim_of_an_own_seeds_plan_is_decided_at_its_looks_and_its_record_say
     assert ac["numbers"].endswith("inconclusive (futile) at look 2 of 3 (n = 20; boundary z = 3.357, nominal p = 0.000394)")
 
 
-def test_a_plan_decides_nothing_at_another_scale_before_its_first_look_or_for_a_figure_without_looks():
+def test_a_plan_decides_nothing_at_a_scale_of_fewer_seeds_before_its_first_look_or_without_looks():
     table = _table(3.0, 0.0)
-    for e, scale, t in [(entry(), "paper", table), (entry(looks=[10, 20, 50]), "default", table),
-                        (entry(looks=[10, 20, 50]), "paper", table[table["seed"] < 8]),
-                        (entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]}]), "paper", table)]:
-        results, got = _decided(e, t, scale)
+    for e, seeds, t in [(entry(), 50, table), (entry(looks=[10, 20, 50]), 30, table[table["seed"] < 30]),
+                        (entry(looks=[10, 20, 50]), 50, table[table["seed"] < 8]),
+                        (entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]}]), 50, table)]:
+        results, got = _decided(e, t, seeds)
         assert got is results or got == results
 
 
@@ -281,3 +281,62 @@ def test_the_docs_table_of_the_plans_states_the_cost_models_cpu_time(entries, co
                 value, unit = got.split(" ")
                 digits = len(value.split(".")[1]) if "." in value else 0
                 assert float(value) == pytest.approx(want / {"s": 1, "h": 3600}[unit], abs=0.51 * 10 ** -digits), (fid, got)
+
+
+# --------------------------------------------------------------------------------------------
+# a look as a target: each curve's seeds at look k, from the record of look k - 1
+# --------------------------------------------------------------------------------------------
+def _runs(fig, per_job=50):
+    return set(registry.figure_runs(fig, per_job))
+
+
+def test_look_1_runs_the_first_seeds_and_the_plan_without_a_look_every_seed_in_the_same_blocks():
+    fig = registry.resolve(entry(looks=[10, 20, 50]), "paper", {})
+    first, every = plans.at_look(fig, 1), plans.at_look(fig, None)
+    assert first["look"] == {"k": 1, "of": 3, "seeds": {"A": 10, "B": 10, "C": 10}}
+    assert {(s["curve"], s["seeds"]) for s in first["series"]} == {("A", 10), ("B", 10), ("C", 10)}
+    assert {r.rsplit("/", 1)[1] for r in _runs(first)} == {"seeds-0-10.npz"}
+    assert {r.rsplit("/", 1)[1] for r in _runs(every)} == {"seeds-0-10.npz", "seeds-10-20.npz", "seeds-20-50.npz"}
+    assert _runs(first) < _runs(every)
+    plain = registry.resolve(entry(), "paper", {})
+    assert plans.at_look(plain, 2) is plain                       # no plan: the figure as it is
+    assert plans.at_look(fig, None)["series"][0]["cuts"] == [10, 20]
+    small = registry.resolve(entry(looks=[10, 20, 50]), "smoke", {"smoke": {"max_seeds": 4}})
+    assert plans.at_look(small, 1) is small                       # a scale of fewer seeds: no looks
+
+
+def _record_of(fig, results):
+    return report.make_record(fig, results, run={"commit": "x"})
+
+
+def test_look_2_adds_seed_ranges_only_for_the_curves_its_open_claims_need():
+    e = entry(looks=[10, 20, 50])
+    fig = registry.resolve(e, "paper", {})
+    one = plans.at_look(fig, 1)
+    claims = [{"id": "ab", "status": "reproduced", "look": 1, "look_status": "decided", "continue": []},
+              {"id": "ac", "status": "inconclusive", "look": 1, "look_status": "undecided", "continue": ["A", "C"]}]
+    rec = _record_of(one, claims)
+    assert rec["look"] == one["look"]
+    two = plans.at_look(fig, 2, rec)
+    assert two["look"]["seeds"] == {"A": 20, "B": 10, "C": 20}
+    new = _runs(two) - _runs(one)
+    assert _runs(one) < _runs(two) and len(new) == 2 and all(r.endswith("seeds-10-20.npz") for r in new)
+    keys = {s["curve"]: s["key"] for s in two["series"]}
+    assert {r.split("/")[3] for r in new} == {keys["A"], keys["C"]}
+    again = plans.at_look(fig, 2, _record_of(two, claims))      # look 2 built again: the same figure
+    assert again["series"] == two["series"]
+    with pytest.raises(RegistryError, match=r"^figure 'lines-x': look 2 needs the record of look 1, and the figure's "
+                                            r"record is absent: build look 1 first \(--config look=1\)$"):
+        plans.at_look(fig, 2)
+    with pytest.raises(RegistryError, match=r"look 3 needs the record of look 2, and the figure's record is of look 1"):
+        plans.at_look(fig, 3, rec)
+    with pytest.raises(RegistryError, match=r"look 4 is not a look of its plan \(3 looks at 10, 20, 50 seeds\)"):
+        plans.at_look(fig, 4, rec)
+
+
+def test_claims_are_decided_on_a_table_whose_stopped_curves_have_fewer_seeds():
+    table = _table(20.0, 0.0, seeds=20)
+    table = table[(table["curve"] != "B") | (table["seed"] < 10)]   # B stopped at look 1
+    _, (ab, ac) = _decided(entry(looks=[10, 20, 50]), table)
+    assert (ab["look"], ab["look_status"], ab["status"]) == (1, "decided", "reproduced")
+    assert (ac["look"], ac["n"]) == (2, 20) and ac["look_status"] in ("undecided", "futile")

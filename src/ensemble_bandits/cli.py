@@ -338,7 +338,7 @@ def cmd_claims(args):
 
     table = read_table(args.table)
     results = evaluate(entry, table, fig["scale"], absent=fig.get("absent_data", []), pending=fig.get("pending_curves"))
-    results = decided_in_looks(entry, table, results, fig["scale"])   # a figure planned in looks (registry)
+    results = decided_in_looks(entry, table, results, fig["seeds"])   # a figure planned in looks (registry)
     dump_claims(entry["id"], results, args.json, args.rst)
     if args.record:
         digest = None
@@ -540,7 +540,7 @@ def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
     for fig, s in registry.unique_series(figs):
         cell, shared = s["cell"], s["key"] in logged.group_of
         secs, model = [], 0.0
-        for a, b in registry.seed_blocks(s["seeds"], per_job):
+        for a, b in registry.series_blocks(s, per_job):
             t = logged.seconds(s["key"], a, b)
             if t is not None:
                 secs.append(t)

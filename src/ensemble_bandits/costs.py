@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .calibration import constants
 from .paths import run_file, run_key
-from .registry import figure_runs, seed_blocks, shared_cells
+from .registry import figure_runs, series_blocks, shared_cells
 
 
 # Cost model of one simulation job, in CPU seconds: a batch of B seeds runs T rounds in lockstep,
@@ -86,7 +86,7 @@ def run_costs(figs: list, per_job: int) -> dict:
     costs, shared = {}, shared_cells(figs)
     for fig in figs:
         for s in fig["series"]:
-            for a, b in seed_blocks(s["seeds"], per_job):
+            for a, b in series_blocks(s, per_job):
                 path = run_file(fig["scale"], s["key"], a, b)
                 if path not in costs:
                     costs[path] = cell_cost_seconds(s["cell"], b - a, shared=(fig["scale"], s["key"]) in shared)

@@ -203,21 +203,77 @@ def planned_text(note: dict) -> str:
             f"≈ {note['seconds'] / 3600:.2f} CPU-h ({format_cpu_time(note['seconds'])}, cost model)")
 
 
-def decided_in_looks(entry: dict, table, results: list, scale: str) -> list:
+def own_study(entry: dict, seeds: int):
+    """The study of ``entry`` on the figure's own seeds when the figure, resolved at some scale, runs
+    its ``seeds`` seeds (paper scale, or a reduced scale that keeps them), else None."""
+    own = [s for s in studies(entry) if not s.fresh]
+    return own[0] if own and own[0].n[-1] == int(seeds) else None
+
+
+def at_look(fig: dict, k: int, record: dict | None = None) -> dict:
+    """The resolved figure ``fig`` at look ``k`` of its own-seeds study (unchanged without one): each
+    curve's seeds are those of look ``k`` if its claims needed them after look k - 1 (the ``continue``
+    curves of that look's record, ``record``), else those it stopped at; every series' blocks are cut
+    at the looks (``cuts``), so look k's run files are look k - 1's plus new seed ranges.  ``k`` None:
+    every curve at every seed (the last look, no curve stopped).  The figure states ``look``: k, K and
+    the seeds of each curve (the record keeps it, to plan the next look)."""
+    study = own_study(fig["entry"], fig["seeds"])
+    if study is None:
+        return fig
+    fid = fig["id"]
+    curves = [c for c in fig["curves"]]
+    if k is None:
+        seeds = {c: study.n[-1] for c in curves}
+        k = study.K
+    elif not 1 <= int(k) <= study.K:
+        raise RegistryError(f"figure {fid!r}: look {k} is not a look of its plan ({study.K} looks at "
+                            f"{', '.join(map(str, study.n))} seeds)")
+    elif int(k) == 1:
+        seeds = {c: study.n[0] for c in curves}
+    else:
+        seeds = _continued(fid, study, int(k), curves, record)
+    k = int(k)
+    series = [dict(s, seeds=min(s["seeds"], seeds.get(s["curve"], study.n[k - 1])), cuts=list(study.n[:-1]))
+              for s in fig["series"]]
+    return {**fig, "series": series, "look": {"k": k, "of": study.K, "seeds": seeds}}
+
+
+def _continued(fid, study, k, curves, record):
+    """Each curve's seeds at look ``k`` > 1 from the figure's record (of look k - 1, or of look k
+    itself when it is built again): RegistryError when the record is of no such look."""
+    look = (record or {}).get("look")
+    where = f"figure {fid!r}: look {k}"
+    if not isinstance(look, dict) or look.get("of") != study.K or not isinstance(look.get("seeds"), dict):
+        raise RegistryError(f"{where} needs the record of look {k - 1}, and the figure's record is "
+                            f"{'absent' if record is None else 'of no look of this plan'}: build look {k - 1} first "
+                            f"(--config look={k - 1})")
+    if look.get("k") == k:
+        return {c: int(look["seeds"].get(c, study.n[k - 1])) for c in curves}
+    if look.get("k") != k - 1:
+        raise RegistryError(f"{where} needs the record of look {k - 1}, and the figure's record is of look "
+                            f"{look.get('k')}: build look {k - 1} first (--config look={k - 1}), or ask for look "
+                            f"{look.get('k')} or {look.get('k') + 1 if isinstance(look.get('k'), int) else '?'}")
+    going = {c for claim in record.get("claims", []) if claim.get("look_status") == "undecided"
+             for c in claim.get("continue", [])}
+    before = {c: int(look["seeds"].get(c, study.n[k - 2])) for c in curves}
+    return {c: study.n[k - 1] if c in going and before[c] == study.n[k - 2] else before[c] for c in curves}
+
+
+def decided_in_looks(entry: dict, table, results: list, seeds: int) -> list:
     """``results`` (claims.evaluate) with each claim of the figure's own-seeds study (``looks: [...]``)
     decided by the group-sequential rule at its looks (claims.looks.run_looks) over the seeds the
     table has, at paper scale: its status is the look's verdict and its record states the look,
     n, the boundary (z and nominal p), the look's status (decided / undecided / futile) and the
-    curves that still need seeds.  Other claims, other scales, and figures without such a study:
+    curves that still need seeds.  Other claims, other seeds, and figures without such a study:
     ``results`` itself, unchanged.  (A fresh study's claims are decided on its own seeds, which the
     workflow does not run yet: their verdicts stay the fixed-seed test's.)"""
-    own = [s for s in studies(entry) if not s.fresh]
-    if scale != SCALE or not own:
+    study = own_study(entry, seeds)
+    if study is None:
         return results
     from .claims.looks import DECIDED, claim_comparisons, curves_to_continue, run_looks
     from .readings import primary_rows
 
-    study, rows = own[0], primary_rows(table)
+    rows = primary_rows(table)
     claims = {c["id"]: c for c in entry.get("claims", [])}
     available = int(rows["seed"].nunique())
     out = []

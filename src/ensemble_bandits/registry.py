@@ -421,11 +421,22 @@ def seed_blocks(n_seeds: int, per_job: int):
     return [(a, min(a + per_job, n_seeds)) for a in range(0, n_seeds, per_job)]
 
 
+def series_blocks(series: dict, per_job: int):
+    """The seed blocks of a resolved series: :func:`seed_blocks` of its seeds, each cut also at the
+    seed counts of its ``cuts`` (the looks of a figure planned in looks, ensemble_bandits.plans), so
+    that a later look's blocks are new and an earlier look's run files are reused as they are."""
+    cuts = [c for c in series.get("cuts", ()) if 0 < c < series["seeds"]]
+    if not cuts:
+        return seed_blocks(series["seeds"], per_job)
+    edges = sorted({0, series["seeds"], *cuts, *range(per_job, series["seeds"], max(1, int(per_job)))})
+    return list(zip(edges, edges[1:]))
+
+
 def figure_runs(fig: dict, per_job: int) -> list:
     """Run files a resolved figure needs."""
     files = []
     for s in fig["series"]:
-        for a, b in seed_blocks(s["seeds"], per_job):
+        for a, b in series_blocks(s, per_job):
             files.append(run_file(fig["scale"], s["key"], a, b))
     return _unique(files)
 
