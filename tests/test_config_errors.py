@@ -22,7 +22,7 @@ from helpers import copy_project, timeout_s
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 REGISTRY_SCHEMA = ROOT / "workflow" / "schemas" / "registry.schema.yaml"
-KNOWN_KEYS = "known keys: archives, data_dir, data_fetch, device, gpu, reuse_records, scale, scales, seeds_per_job, shared_pass_group, skip, torch_threads"
+KNOWN_KEYS = "known keys: archives, data_dir, data_fetch, device, gpu, look, reuse_records, scale, scales, seeds_per_job, shared_pass_group, skip, torch_threads"
 
 
 def resolved(entries, config, scale, ids=None):

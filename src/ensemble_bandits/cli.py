@@ -623,6 +623,7 @@ def _plan(args) -> dict:
     not reused: ``--reuse-records``), the cell keys their committed archives supply, and the
     shared-pass groups of the scale.  The input of costs.work_left for estimate and progress."""
     from . import archive, data, validation
+    from .plans import at_look
 
     config, entries = _load(args)
     per_job = args.seeds_per_job or config["seeds_per_job"]
@@ -634,8 +635,10 @@ def _plan(args) -> dict:
         ids = [i for i in ids if not os.path.exists(paths.record_file(args.scale, i))]
     data_dir = data.config_data_dir(args.configfile, config.get("data_dir"))
 
-    def resolved(fid):     # as the workflow builds it: cells of absent optional datasets left out
-        return validation.without_absent(entries[fid], registry.resolve(entries[fid], args.scale, config["scales"]), data_dir)
+    def resolved(fid):     # as the workflow builds it without `look`: cells of absent optional datasets left
+        # out, and a figure planned in looks cut into its looks' seed blocks (plans.at_look)
+        fig = registry.resolve(entries[fid], args.scale, config["scales"])
+        return at_look(validation.without_absent(entries[fid], fig, data_dir), None)
 
     figs = [resolved(fid) for fid in ids]
     shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]

@@ -15,9 +15,11 @@ studies of one figure (claims with different plans) share the same fresh seeds: 
 k uses the seeds start .. start + n_k - 1, a prefix of one seed sequence, and each claim is decided
 by its own study's boundaries at its own looks.  A claim is in at most one study.
 
-Looks apply at paper scale only (the scale whose seeds are the registry's).  What is wired today:
-the plan, its checks and each look's seeds and estimated CPU time (REPORT.md's "next look
-planned", ``cli estimate``); the workflow does not yet run looks as targets (docs/sequential.md).
+A plan on the figure's own seeds applies where the figure runs them (paper scale, or a reduced
+scale whose ``seeds`` override keeps them): the workflow builds it look by look (config ``look``,
+:func:`at_look`) and the claims step decides its claims at the looks (:func:`decided_in_looks`).
+Fresh studies are planned at paper scale: their next look's seeds and estimated CPU time are shown
+(REPORT.md's "next look planned", ``cli estimate``); the workflow does not run them yet.
 """
 from __future__ import annotations
 

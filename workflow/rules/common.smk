@@ -79,8 +79,35 @@ def figure(scale, fid):
         except (registry.RegistryError, ValueError) as err:
             raise WorkflowError(f"invalid figure registry: {err}")
         # optional datasets absent from data_dir: the cells that read them are left out ("data absent")
-        _RESOLVED[scale, fid] = validation.without_absent(REGISTRY[fid], fig, data_root())
+        _RESOLVED[scale, fid] = at_look(scale, validation.without_absent(REGISTRY[fid], fig, data_root()))
     return _RESOLVED[scale, fid]
+
+
+def look_record(scale, fid):
+    """[the record of ``fid``] when the figure is built in looks at ``scale`` (the next look reads it), else []."""
+    return [paths.record_file(scale, fid)] if "look" in figure(scale, fid) else []
+
+
+def at_look(scale, fig):
+    """A figure planned in looks on its own seeds (registry ``looks: [...]``, where it runs the plan's
+    seeds) at look ``look`` (config; none: every seed): each curve's seeds from its published record
+    of the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks.  Others unchanged."""
+    from ensemble_bandits import plans
+    from ensemble_bandits.report import read_record
+
+    if plans.own_study(fig["entry"], fig["seeds"]) is None:
+        return fig
+    look, record = config.get("look"), None
+    path = paths.record_file(scale, fig["id"])
+    if look is not None and int(look) > 1 and os.path.exists(path):
+        try:
+            record = read_record(path)
+        except ValueError as err:  # a damaged or edited record: one line naming it
+            raise WorkflowError(f"{fig['id']}: {err}")
+    try:
+        return plans.at_look(fig, None if look is None else int(look), record)
+    except registry.RegistryError as err:
+        raise WorkflowError(str(err))
 
 
 _CELLS = {}
