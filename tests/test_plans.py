@@ -340,3 +340,11 @@ def test_claims_are_decided_on_a_table_whose_stopped_curves_have_fewer_seeds():
     _, (ab, ac) = _decided(entry(looks=[10, 20, 50]), table)
     assert (ab["look"], ab["look_status"], ab["status"]) == (1, "decided", "reproduced")
     assert (ac["look"], ac["n"]) == (2, 20) and ac["look_status"] in ("undecided", "futile")
+
+
+def test_the_looks_that_decide_a_claim_are_part_of_its_rule_and_a_plan_not_run_is_not():
+    from ensemble_bandits import rules
+
+    assert rules.rule_of(entry(looks=[10, 20, 50]), "ab")["looks"] == [10, 20, 50]
+    fresh = entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]}])
+    assert rules.rule_of(fresh, "ab") == rules.rule_of(entry(), "ab")

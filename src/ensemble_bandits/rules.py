@@ -31,9 +31,10 @@ class RuleError(ValueError):
 
 
 def rule_of(entry: dict, cid: str) -> dict:
-    """The rule of claim ``cid`` of a registry ``entry``: its checks, the rule of each premise, and the
+    """The rule of claim ``cid`` of a registry ``entry``: its checks, the rule of each premise, the
     figure's ``derive`` (the derived table its checks read, e.g. epp-fig2b's fit of the minimal M with
-    its bootstrap), where it has one."""
+    its bootstrap), where it has one, and the looks that decide it where the figure plans looks on its
+    own seeds (``looks: [...]``, ensemble_bandits.plans)."""
     by_id = {c["id"]: c for c in entry.get("claims") or []}
     if cid not in by_id:
         raise RuleError(f"{entry.get('id', '?')}: no claim {cid!r}; claims: {sorted(by_id)}")
@@ -45,6 +46,11 @@ def rule_of(entry: dict, cid: str) -> dict:
         rule["premises"] = {p: {k: v for k, v in rule_of(entry, p).items() if k != "derive"} for p in known}
     if entry.get("derive"):
         rule["derive"] = entry["derive"]
+    from .plans import studies
+
+    own = [s for s in studies(entry) if not s.fresh and cid in s.claims]
+    if own:      # decided at the looks planned on the figure's own seeds (a fresh study decides nothing yet)
+        rule["looks"] = list(own[0].n)
     return json.loads(canonical(rule))
 
 
