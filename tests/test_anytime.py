@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from test_glm_es import assert_batch_invariant
-from ensemble_bandits import runner, theory
+from ensemble_bandits import cells, runner, theory
 from ensemble_bandits.agents.anytime import doubling_trick, epoch_m, epoch_scale
 from ensemble_bandits.agents.glm_es import GLMES, GLMESAnytime
 from ensemble_bandits.agents.linear import LinearAgent
@@ -172,13 +172,13 @@ def test_registration_signature_and_ensemble_size():
     assert GLMESAnytime.action_spaces == GLMES.action_spaces
     assert GLMESAnytime.distribution_params == {"perturbation": "scalar"}
     cell = {"env": {"name": "sphere_logistic"}, "agent": {"name": "glm_es_anytime", "T0": 300}, "horizon": 10_000}
-    runner.check_cell(cell)
-    assert runner.cell_dimensions(cell)["members"] == 18
+    cells.check_cell(cell)
+    assert cells.cell_dimensions(cell)["members"] == 18
     assert GLMESAnytime.ensemble_size({}, 10_000) == 18
     assert GLMESAnytime.ensemble_size({}, 100) == 9 and GLMESAnytime.ensemble_size({}, 101) == 10
     assert GLMESAnytime.ensemble_size({"m": 7}, 10_000) == 7
     with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['tau'\]"):
-        runner.check_cell({**cell, "agent": {"name": "glm_es_anytime", "tau": 3}})
+        cells.check_cell({**cell, "agent": {"name": "glm_es_anytime", "tau": 3}})
     setting = Setting(B=1, d=3, K=5)
     with pytest.raises(TypeError, match="unexpected keyword argument 'tau'"):
         GLMESAnytime(setting, [0], 10, tau=3)

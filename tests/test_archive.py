@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ensemble_bandits import archive, paths, runner
+from ensemble_bandits import archive, cells, paths
 from ensemble_bandits.aggregate import cell_frames, figure_table
 from helpers import ROOT, copy_project, timeout_s
 
@@ -42,7 +42,7 @@ def test_an_archive_round_trips_and_says_what_it_is(tmp_path):
     frames = {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}
     archive.write_archive(fig, frames, path)
     meta = archive.read_meta(path, "lines-x")
-    assert meta["cells"] == {"aaaaaaaaaaaa": {"seeds": 3, "algorithms": runner.algorithms_stamp(fig["series"][0]["cell"])}}
+    assert meta["cells"] == {"aaaaaaaaaaaa": {"seeds": 3, "algorithms": cells.algorithms_stamp(fig["series"][0]["cell"])}}
     assert archive.usable_keys(path, fig) == ["aaaaaaaaaaaa"]
     back = archive.read_cells(path, fig, ["aaaaaaaaaaaa"])
     pd.testing.assert_frame_equal(back["aaaaaaaaaaaa"], frames["aaaaaaaaaaaa"])

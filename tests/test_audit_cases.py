@@ -8,7 +8,7 @@ docs/reliability.md prints its counts (checked below).
 
 Cheap first: the checks the workflow runs while it builds its job graph are called in process (the
 Snakefile's config checks, ``registry.load_registry``, ``registry.resolve`` + ``validation.check_figure``
-as common.smk's ``figure()`` calls them, ``runner.check_cell``, the command line's ``cli.main``).
+as common.smk's ``figure()`` calls them, ``cells.check_cell``, the command line's ``cli.main``).
 Snakemake runs only where the case lives in Snakemake itself: its own parsing of ``--config`` and
 ``--configfile`` and the Snakefile's first lines (Snakemake's command line called once per case, all
 in one process), one dry run that replays the state an interrupted run leaves (with hostile paths,
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import cli, data, registry, runner, validation
+from ensemble_bandits import cells, cli, data, registry, validation
 from ensemble_bandits.registry import RegistryError
 from helpers import ROOT, copy_project, repo_data_dir, timeout_s
 
@@ -431,7 +431,7 @@ def test_a_word_for_a_number_is_refused_naming_the_curve(tmp_path, config, case)
 def test_an_ensemble_size_written_as_a_string_is_refused(cell):
     """Once coerced to 8 silently; now refused like M = 2.5 (what runs is what is written)."""
     with pytest.raises(ValueError, match=r"^agent 'ensemble_pp': hyper-parameter M = '8' is not allowed: an integer$"):
-        runner.check_cell(cell)
+        cells.check_cell(cell)
 
 
 @pytest.mark.parametrize("case", [pytest.param("K13", id="K13")])
@@ -565,7 +565,7 @@ def test_simulate_creates_the_directory_of_its_output(simulated, case):
 
 @pytest.mark.parametrize("case", [pytest.param("K04", id="K04")])
 def test_a_deleted_cell_json_is_not_needed(simulated, tmp_path, case):
-    from ensemble_bandits.aggregate import read_run
+    from ensemble_bandits.tables import read_run
 
     run = tmp_path / simulated.name
     shutil.copy(simulated, run)                              # the run file alone, no cell.json beside it
@@ -578,7 +578,7 @@ def test_a_full_disk_leaves_no_partial_file_and_the_same_command_resumes(simulat
     is left under its final name (nor a temp file); once space is freed the same command writes it."""
     import numpy as np
 
-    from ensemble_bandits.aggregate import read_run
+    from ensemble_bandits.tables import read_run
 
     out = tmp_path / "runs" / "seeds-0-2.npz"
     real_savez = np.savez

@@ -9,7 +9,7 @@ import sys
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import cli, registry, runner
+from ensemble_bandits import cells, cli, registry
 from ensemble_bandits.claims.core import ClaimError
 from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.registry import RegistryError
@@ -29,7 +29,7 @@ ENV = {"name": "russo_finite", "d": 5, "n_arms": 10}
 ])
 def test_a_bad_agent_value_is_refused_naming_key_value_and_what_is_allowed(agent, message):
     with pytest.raises(ValueError) as err:
-        runner.check_cell({"env": ENV, "agent": agent, "horizon": 10})
+        cells.check_cell({"env": ENV, "agent": agent, "horizon": 10})
     assert str(err.value) == f"agent {agent['name']!r}: {message}"
 
 
@@ -40,12 +40,12 @@ def test_a_bad_agent_value_is_refused_naming_key_value_and_what_is_allowed(agent
 ])
 def test_a_bad_environment_value_is_refused(env, message):
     with pytest.raises(ValueError, match=f"environment {env['name']!r}: hyper-parameter {message}"):
-        runner.check_cell({"env": env, "agent": {"name": "lints"}, "horizon": 10})
+        cells.check_cell({"env": env, "agent": {"name": "lints"}, "horizon": 10})
 
 
 def test_symbolic_values_the_classes_declare_are_accepted():
-    runner.check_cell({"env": ENV, "agent": {"name": "ensemble_sampling", "m": "T"}, "horizon": 10})
-    runner.check_cell({"env": {"name": "sphere_logistic", "d": 3, "n_arms": 4},
+    cells.check_cell({"env": ENV, "agent": {"name": "ensemble_sampling", "m": "T"}, "horizon": 10})
+    cells.check_cell({"env": {"name": "sphere_logistic", "d": 3, "n_arms": 4},
                        "agent": {"name": "ucb_glm", "alpha": 1.0}, "horizon": 10})
 
 

@@ -14,7 +14,7 @@ import pytest
 from helpers import Stop, stopping_at, timeout_s
 
 from ensemble_bandits import runner
-from ensemble_bandits.aggregate import identity_of
+from ensemble_bandits.cells import identity_of
 from ensemble_bandits.checkpoint import Checkpoint, CheckpointError
 
 QUAD = {"name": "glmes_quadratic", "d": 4, "n_arms": 5}

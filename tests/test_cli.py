@@ -13,7 +13,7 @@ from helpers import timeout_s
 
 from ensemble_bandits import cli, registry, report
 from ensemble_bandits.paths import project_root
-from ensemble_bandits.aggregate import CacheError, read_table
+from ensemble_bandits.tables import CacheError, read_table
 from ensemble_bandits.atomic import write_table_atomic
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from scipy.special import expit
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
-from ensemble_bandits import registry, runner  # noqa: E402
+from ensemble_bandits import cells, registry, runner  # noqa: E402
 from ensemble_bandits.agents import AGENTS  # noqa: E402
 from ensemble_bandits.envs import ENVIRONMENTS  # noqa: E402
 from ensemble_bandits.protocol import Observation, Setting  # noqa: E402
@@ -233,11 +233,11 @@ def test_the_defaults_give_the_numbers_they_gave_before(name):
 def test_an_unknown_choice_is_refused_before_any_job(name, key, value, allowed):
     cell = {"env": ENV, "agent": {"name": name, "loss": "ce", key: value}, "horizon": 10}
     with pytest.raises(ValueError) as err:
-        runner.check_cell(cell)
+        cells.check_cell(cell)
     msg = str(err.value)
     assert msg == f"agent {name!r}: hyper-parameter {key} = {value!r} is not allowed: one of {allowed}"
     assert "\n" not in msg
-    runner.check_cell({**cell, "agent": {"name": name, "loss": "ce"}})             # the rest of the cell is fine
+    cells.check_cell({**cell, "agent": {"name": name, "loss": "ce"}})             # the rest of the cell is fine
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def test_the_code_reading_runs_every_method_as_the_authors_code(fid, entries, co
             assert agent.get("loss") == "ce" and "rank_by" not in agent and "temperature" not in base["cell"]["env"]
             assert s["cell"]["agent"] == {**agent, **expect[agent["name"]]}, where
             assert s["cell"]["env"] == {**base["cell"]["env"], "temperature": 1.0}, where
-            runner.check_cell(s["cell"])
+            cells.check_cell(s["cell"])
         if fid == "epp-fig10":      # its plot draws a line per method: the reading's are lines of their own
             assert {s["vars"]["method"] for s in code.values()} == {
                 "Ensemble++ [authors' code]", "Ensemble+ [authors' code]", "EpiNet [authors' code]"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ensemble_bandits import cli, costs, registry, runner, validation
+from ensemble_bandits import cells, cli, costs, registry, runner, validation
 from ensemble_bandits.agents import glm_fit
 from ensemble_bandits.registry import RegistryError
 from helpers import copy_project, timeout_s
@@ -219,7 +219,7 @@ def test_glm_cost_model_is_calibrated_on_measured_rounds(env, agent, B, T, us, m
     cell = {"env": env, "agent": agent, "horizon": T}
     if B == 1:
         cell["timing"] = "unbatched"
-    runs = runner.cell_dimensions(cell)["runs"]
+    runs = cells.cell_dimensions(cell)["runs"]
     model_us = 1e6 * costs.cell_cost_seconds(cell, B) / (B * T * runs)
     assert us / 2 < model_us < 2 * us, (agent["name"], model_us, us)
 
@@ -257,10 +257,10 @@ def test_linear_agents_keep_the_default_cost_model():
     linear Ensemble++ with its distribution pair's member weight."""
     from ensemble_bandits.agents.linear import EnsemblePlusPlus
     ts = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100}, "agent": {"name": "lints"}, "horizon": 1000}
-    assert costs.round_costs(ts, runner.cell_dimensions(ts)) == costs.default_round_costs(runner.cell_dimensions(ts))
+    assert costs.round_costs(ts, cells.cell_dimensions(ts)) == costs.default_round_costs(cells.cell_dimensions(ts))
     cell = {"env": {"name": "russo_finite", "d": 10, "n_arms": 100}, "agent": {"name": "ensemble_pp", "M": 8},
             "horizon": 1000}
-    dims = runner.cell_dimensions(cell)
+    dims = cells.cell_dimensions(cell)
     w = EnsemblePlusPlus.member_weight(cell["agent"])            # the defaults: Gaussian x Sphere
     assert w == EnsemblePlusPlus.MEMBER_SHARE_REFERENCE["gaussian"] + EnsemblePlusPlus.MEMBER_SHARE_PERTURBATION["sphere"]
     assert costs.round_costs(cell, dims) == costs.default_round_costs(dims, member_weight=w)
@@ -269,7 +269,7 @@ def test_linear_agents_keep_the_default_cost_model():
     coord = dict(cell, agent={"name": "ensemble_pp", "M": 8, "reference": "coordinate", "perturbation": "coordinate"})
     assert EnsemblePlusPlus.member_weight(coord["agent"]) < w / 4   # one column of P per side
     glm = {"env": _E20, "agent": _ES, "horizon": 1000}
-    assert costs.round_costs(glm, runner.cell_dimensions(glm)) != costs.default_round_costs(runner.cell_dimensions(glm))
+    assert costs.round_costs(glm, cells.cell_dimensions(glm)) != costs.default_round_costs(cells.cell_dimensions(glm))
 
 
 def test_cost_notice_only_above_one_cpu_hour(entries, config):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ensemble_bandits import data, registry, validation
+from ensemble_bandits import cells, data, registry, validation
 from ensemble_bandits.claims import evaluate
 from ensemble_bandits.paper_tables import glmes_table1
 from helpers import ROOT, repo_data_dir
@@ -256,10 +256,10 @@ def test_gpu_request_only_for_agents_that_can_use_one(monkeypatch):
     monkeypatch.setitem(agents.AGENTS, "torch_dummy", _TorchAgent)
     torch_cell = {"agent": {"name": "torch_dummy"}, "env": {}}
     numpy_cell = {"agent": {"name": "lints"}, "env": {}}
-    assert validation.gpu_request(torch_cell, 1) == 1 and validation.gpu_request(torch_cell, 2) == 2
-    assert validation.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
-    assert validation.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
-    assert validation.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0
+    assert cells.gpu_request(torch_cell, 1) == 1 and cells.gpu_request(torch_cell, 2) == 2
+    assert cells.gpu_request(torch_cell, 0) == 0                    # not asked: no GPU
+    assert cells.gpu_request(numpy_cell, 1) == 0                    # numpy agents never
+    assert cells.gpu_request({"experiment": {"name": "coupled_es_phe"}}, 1) == 0
 
 
 def test_job_device_moves_only_accelerator_agents_without_their_own_device(monkeypatch):
@@ -269,11 +269,11 @@ def test_job_device_moves_only_accelerator_agents_without_their_own_device(monke
     torch_cell = {"agent": {"name": "torch_dummy"}, "env": {}}
     pinned = {"agent": {"name": "torch_dummy", "device": "cpu"}, "env": {}}
     numpy_cell = {"agent": {"name": "lints"}, "env": {}}
-    assert validation.job_device(torch_cell) is None                      # default: the spec's (cpu)
-    assert validation.job_device(torch_cell, "cuda") == "cuda"            # config device: cuda
-    assert validation.job_device(torch_cell, "cpu", 1) == "cuda"          # a job given a GPU uses it
-    assert validation.job_device(pinned, "cuda", 1) is None               # the spec's own device wins
-    assert validation.job_device(numpy_cell, "cuda", 1) is None           # numpy agents never
-    assert validation.job_device({"experiment": {"name": "coupled_es_phe"}}, "cuda") is None
+    assert cells.job_device(torch_cell) is None                      # default: the spec's (cpu)
+    assert cells.job_device(torch_cell, "cuda") == "cuda"            # config device: cuda
+    assert cells.job_device(torch_cell, "cpu", 1) == "cuda"          # a job given a GPU uses it
+    assert cells.job_device(pinned, "cuda", 1) is None               # the spec's own device wins
+    assert cells.job_device(numpy_cell, "cuda", 1) is None           # numpy agents never
+    assert cells.job_device({"experiment": {"name": "coupled_es_phe"}}, "cuda") is None
     with pytest.raises(ValueError, match="device must be one of"):
-        validation.job_device(torch_cell, "tpu")
+        cells.job_device(torch_cell, "tpu")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import runner
+from ensemble_bandits import cells, runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import LinPHE
 from ensemble_bandits.envs import ENVIRONMENTS
@@ -98,7 +98,7 @@ def test_contexts_defaults_follow_sphere_gaussian():
     ref = ENVIRONMENTS["sphere_gaussian"]([0])
     assert (env.d, env.K, env.noise_sd) == (ref.d, ref.K, ref.noise_sd) == (20, 50, 0.5)
     np.testing.assert_allclose(np.linalg.norm(env.theta, axis=1), 1.0)
-    assert runner.cell_dimensions({"env": {"name": "sphere_contexts"}, "agent": {"name": "lints"},
+    assert cells.cell_dimensions({"env": {"name": "sphere_contexts"}, "agent": {"name": "lints"},
                                    "horizon": 10})["K"] == 50
 
 
@@ -153,7 +153,7 @@ def test_per_arm_agents_are_refused_on_contexts(name):
         AGENTS[name](env.setting, [0], 10)
     with pytest.raises(ValueError, match=rf"agent '{name}' cannot play environment 'sphere_contexts': its action "
                                          r"space 'contexts' is not one of the agent's \['finite'\]"):
-        runner.check_cell({"env": CONTEXTS, "agent": {"name": name}, "horizon": 10})
+        cells.check_cell({"env": CONTEXTS, "agent": {"name": name}, "horizon": 10})
 
 
 def test_check_cell_reads_the_class_attributes_without_building(monkeypatch):
@@ -163,13 +163,13 @@ def test_check_cell_reads_the_class_attributes_without_building(monkeypatch):
 
     monkeypatch.setitem(AGENTS, "unbuildable", Unbuildable)
     with pytest.raises(ValueError, match="'unbuildable' cannot play environment 'sphere_contexts'"):
-        runner.check_cell({"env": CONTEXTS, "agent": {"name": "unbuildable", "a": 2.0}, "horizon": 10})
-    runner.check_cell({"env": {"name": "phe_linear"}, "agent": {"name": "unbuildable"}, "horizon": 10})
+        cells.check_cell({"env": CONTEXTS, "agent": {"name": "unbuildable", "a": 2.0}, "horizon": 10})
+    cells.check_cell({"env": {"name": "phe_linear"}, "agent": {"name": "unbuildable"}, "horizon": 10})
     with pytest.raises(ValueError, match="'linucb' cannot play environment 'compact_sphere': its action space "
                                          "'sphere'"):
-        runner.check_cell({"env": {"name": "compact_sphere"}, "agent": {"name": "linucb"}, "horizon": 10})
+        cells.check_cell({"env": {"name": "compact_sphere"}, "agent": {"name": "linucb"}, "horizon": 10})
     for agent in ("lints", "linucb", "egreedy", "ensemble_sampling", "ensemble_pp"):
-        runner.check_cell({"env": CONTEXTS, "agent": {"name": agent}, "horizon": 10})
+        cells.check_cell({"env": CONTEXTS, "agent": {"name": agent}, "horizon": 10})
 
 
 def test_contexts_runs_are_split_invariant_end_to_end():

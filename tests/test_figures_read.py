@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from ensemble_bandits import plotting, registry  # noqa: E402
-from ensemble_bandits.cli import figure_spec  # noqa: E402
+from ensemble_bandits.aggregate import figure_spec  # noqa: E402
 from ensemble_bandits.plotting import heatmap, legibility, methods, style  # noqa: E402
 from ensemble_bandits.plotting import table as table_kind  # noqa: E402
 

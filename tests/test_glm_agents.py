@@ -13,7 +13,7 @@ import pytest
 from scipy import optimize
 from scipy.special import expit
 
-from ensemble_bandits import runner
+from ensemble_bandits import cells, runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents import glm_fit
 from ensemble_bandits.agents.glm_fit import ArmData, Design, History
@@ -615,11 +615,11 @@ def test_agents_refuse_the_sphere_and_check_cell():
         with pytest.raises(ValueError, match="finite arm set"):
             AGENTS[name](env.setting, [0], 10)
     for name in CONTEXT_AGENTS:
-        runner.check_cell({"env": CONTEXTS, "agent": {"name": name}, "horizon": 10})
+        cells.check_cell({"env": CONTEXTS, "agent": {"name": name}, "horizon": 10})
     with pytest.raises(ValueError, match="'logphe' cannot play environment 'sphere_contexts'"):
-        runner.check_cell({"env": CONTEXTS, "agent": {"name": "logphe"}, "horizon": 10})
+        cells.check_cell({"env": CONTEXTS, "agent": {"name": "logphe"}, "horizon": 10})
     with pytest.raises(ValueError, match="unknown distribution 'cauchy'"):
-        runner.check_cell({"env": SPHERE, "agent": {"name": "glm_fpl", "perturbation": "cauchy"}, "horizon": 10})
+        cells.check_cell({"env": SPHERE, "agent": {"name": "glm_fpl", "perturbation": "cauchy"}, "horizon": 10})
 
 
 @pytest.mark.parametrize("spec,match", [

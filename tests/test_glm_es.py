@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from test_design import naive_design, naive_round
-from ensemble_bandits import runner
+from ensemble_bandits import cells, runner
 from ensemble_bandits.agents import AGENTS, glm_fit
 from ensemble_bandits.agents.glm_es import GLMES, GLMESAnytime, Perturbations
 from ensemble_bandits.agents.glm_fit import gradient_descent
@@ -300,7 +300,7 @@ def test_cold_start_and_fit_once():
 def test_contexts_play_with_a_random_warmup():
     ctx = {"name": "sphere_contexts", "d": 3, "n_arms": 5}
     cell = {"env": ctx, "agent": {"name": "glm_es", "m": 2, "warmup": 5, "warmup_design": "random"}, "horizon": 20}
-    runner.check_cell(cell)
+    cells.check_cell(cell)
     assert_batch_invariant(cell, [0, 1, 2])
     env = runner.make_env(ctx, [0])
     with pytest.raises(ValueError, match="G-optimal warm-up needs a fixed arm set; .* warmup_design: random"):
@@ -324,9 +324,9 @@ def test_registered_with_its_ensemble_size_and_action_spaces():
     assert GLMES.ensemble_size({}, 100) == 10 and GLMES.ensemble_size({"m": 50}, 100) == 50
     assert GLMES.action_spaces == ("finite", "contexts") and not GLMES.uses_accelerator
     cell = {"env": {"name": "sphere_logistic"}, "agent": {"name": "glm_es", "m": 5}, "horizon": 10_000}
-    runner.check_cell(cell)
-    assert runner.cell_dimensions(cell)["members"] == 5
+    cells.check_cell(cell)
+    assert cells.cell_dimensions(cell)["members"] == 5
     with pytest.raises(ValueError, match="unknown distribution 'gausian'"):
-        runner.check_cell({**cell, "agent": {"name": "glm_es", "perturbation": "gausian"}})
+        cells.check_cell({**cell, "agent": {"name": "glm_es", "perturbation": "gausian"}})
     with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['gd_steps'\]"):
-        runner.check_cell({**cell, "agent": {"name": "glm_es", "gd_steps": 5}})
+        cells.check_cell({**cell, "agent": {"name": "glm_es", "gd_steps": 5}})

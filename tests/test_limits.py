@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ensemble_bandits import atomic, registry, runner
+from ensemble_bandits import atomic, cells, registry
 from ensemble_bandits.claims.core import CHECKS, ClaimError
 from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.registry import RegistryError
@@ -160,13 +160,13 @@ def test_limits_cli_out_at_a_device_is_one_line_and_leaves_it(tmp_path):
 ])
 def test_values_nan_and_infinity_are_refused_for_every_hyper_parameter(spec, key):
     with pytest.raises(ValueError, match=rf"hyper-parameter {key} = -?(nan|inf) is not allowed: a finite number"):
-        runner.check_cell({**spec, "horizon": 10})
+        cells.check_cell({**spec, "horizon": 10})
 
 
 @pytest.mark.parametrize("horizon, allowed", [(float("nan"), "a finite number"), (0, "at least 1"), (2.5, "an integer")])
 def test_values_a_cells_horizon_is_a_finite_integer_from_one(horizon, allowed):
     with pytest.raises(ValueError, match=rf"cell: hyper-parameter horizon = {horizon} is not allowed: {allowed}"):
-        runner.check_cell({"env": ENV, "agent": {"name": "lints"}, "horizon": horizon})
+        cells.check_cell({"env": ENV, "agent": {"name": "lints"}, "horizon": horizon})
 
 
 @pytest.mark.parametrize("old, new, key", [

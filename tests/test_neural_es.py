@@ -204,12 +204,12 @@ def test_fixed_seed_blocks_make_a_seed_independent_of_its_job(name):
     """Batched (the default), a seed's numbers depend on its batch, so the runner plays the seed's whole
     aligned block of SEED_BLOCK seeds: seed 3 alone, seeds 0..11 in one job and the split [0, 5), [5, 12)
     give the same bits; seed_by_seed: true declares no block."""
-    from ensemble_bandits import runner
+    from ensemble_bandits import cells, runner
     kw = {"m": 2} if name == "neural_es" else {"T0": 4, "m": 2} if name == "neural_es_anytime" else {}
     cell = {"env": {"name": "glmes_quadratic", "d": 4, "n_arms": 5}, "horizon": 8,
             "agent": {"name": name, "L": 3, "N": 4, "steps": 2, **kw}}
-    assert runner.seed_block(cell) == ne.SEED_BLOCK
-    assert runner.seed_block({**cell, "agent": {**cell["agent"], "seed_by_seed": True}}) is None
+    assert cells.seed_block(cell) == ne.SEED_BLOCK
+    assert cells.seed_block({**cell, "agent": {**cell["agent"], "seed_by_seed": True}}) is None
     alone = runner.simulate_columns(cell, [3])
     whole = runner.simulate_columns(cell, list(range(12)))
     parts = [runner.simulate_columns(cell, list(range(a, b))) for a, b in ((0, 5), (5, 12))]
@@ -321,14 +321,14 @@ def test_anytime_neural_es_restarts_with_epoch_hyper_parameters():
 
 def test_options_are_checked_and_visible_to_the_registry():
     import inspect
-    from ensemble_bandits import runner
+    from ensemble_bandits import cells
     params = inspect.signature(AGENTS["neural_ucb"].__init__).parameters
     assert {"gamma", "matrix", "lam", "dtype", "device", "warmup"} <= set(params)
     cell = {"env": {"name": "glmes_quadratic"}, "agent": {"name": "neural_es", "m": 4, "dtype": "float64"},
             "horizon": 10}
-    runner.check_cell(cell)
+    cells.check_cell(cell)
     with pytest.raises(ValueError, match="unknown hyper-parameter"):
-        runner.check_cell({**cell, "agent": {"name": "neural_es", "M": 4}})
+        cells.check_cell({**cell, "agent": {"name": "neural_es", "M": 4}})
     env = small_env([0], 4, 6)
     with pytest.raises(ValueError, match="loss_scale"):
         AGENTS["neural_es"](env.setting, [0], 10, loss_scale="median")

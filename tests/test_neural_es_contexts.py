@@ -17,7 +17,7 @@ torch.set_num_threads(1)
 
 from test_neural_es import SMALL, ref_f, ref_gd, theta0_of                # noqa: E402
 
-from ensemble_bandits import runner                                      # noqa: E402
+from ensemble_bandits import cells, runner                                      # noqa: E402
 from ensemble_bandits.agents import AGENTS, neural_es as ne              # noqa: E402
 from ensemble_bandits.envs import ENVIRONMENTS                           # noqa: E402
 from ensemble_bandits.protocol import Observation, Setting, play        # noqa: E402
@@ -180,7 +180,7 @@ def test_contexts_batch_invariance_bit_for_bit(name, kw):
 def test_runner_cell_on_contexts():
     cell = {"env": {"name": "sphere_contexts", "d": 3, "n_arms": 4},
             "agent": {"name": "neural_es", "m": 2, "N": 4, "steps": 2, "warmup": 3}, "horizon": 12}
-    runner.check_cell(cell)
+    cells.check_cell(cell)
     full = runner.simulate(cell, [0, 1, 2])["regret"].to_numpy()
     assert np.array_equal(full, runner.simulate(cell, [0, 1, 2], unbatched=True)["regret"].to_numpy())
 

@@ -312,7 +312,7 @@ def test_epinet_is_batch_invariant_at_the_papers_sizes():
 
 
 def test_algorithms_stamp_names_a_revised_agent_class():
-    from ensemble_bandits.runner import algorithms_stamp
+    from ensemble_bandits.cells import algorithms_stamp
     from ensemble_bandits import ALGORITHMS_VERSION
 
     assert npp.EpiNetNeural.revision == 1
@@ -581,7 +581,7 @@ def test_batched_lmcts_matches_a_per_seed_langevin_reference(variant):
 
 
 def test_param_count_column_of_a_cell():
-    from ensemble_bandits.aggregate import param_count
+    from ensemble_bandits.cells import param_count
 
     quad = {"name": "epp_quadratic", "d": 100, "n_arms": 50, "pool": 1000}
     assert param_count({"env": quad, "agent": {"name": "epinet", "M": 8}, "horizon": 10}) == 17931

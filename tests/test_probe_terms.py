@@ -14,7 +14,8 @@ from ensemble_bandits.agents import AGENTS  # noqa: E402
 from ensemble_bandits.envs import ENVIRONMENTS  # noqa: E402
 from ensemble_bandits.protocol import play  # noqa: E402
 from ensemble_bandits.rng import BlockStream  # noqa: E402
-from ensemble_bandits.runner import check_cell, simulate_columns  # noqa: E402
+from ensemble_bandits.cells import check_cell  # noqa: E402
+from ensemble_bandits.runner import simulate_columns  # noqa: E402
 
 ENV = {"name": "epp_quadratic", "d": 6, "n_arms": 5, "pool": 30}
 FAST = dict(M=3, hidden=8, batch_size=4, update_start=3, buffer_size=6, prior_scale=5.0, posterior_scale=1.0)

@@ -71,7 +71,7 @@ def test_pending_checkpoints_are_current_jobs_without_a_run_file():
     seed range, horizon), so a stale one is caught here rather than when the job would resume, and its
     job has no run file yet (a finished job's checkpoint goes with it)."""
     from ensemble_bandits import registry
-    from ensemble_bandits.aggregate import identity_of
+    from ensemble_bandits.cells import identity_of
 
     ckpts = sorted((PAPER / "pending" / "checkpoints").glob("*/seeds-*.ckpt"))
     if not ckpts:

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import aggregate, claims, data, paths, registry, report, runner, stats, theory
+from ensemble_bandits import aggregate, cells, claims, data, paths, registry, report, runner, stats, theory
 from ensemble_bandits import envs as envs_mod
+from ensemble_bandits.cells import cell_datasets, cell_derived_inputs
 from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
 from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic
 from ensemble_bandits.paper_tables import STATIC_TABLES
@@ -526,9 +527,9 @@ def test_real_registry_specs_construct(entries, resolved, tmp_path_factory):
     data_dir = str(ROOT / "resources" / "data")      # environments that read datasets get the shipped ones
     built = {}
     for key, env in envs.items():
-        if any(not data.present(n, data_dir) for n in envs_mod.cell_datasets({"env": env})):
+        if any(not data.present(n, data_dir) for n in cell_datasets({"env": env})):
             continue                                 # an optional dataset (Covertype) not fetched here
-        if envs_mod.cell_derived_inputs({"env": env}):  # the text features (rule embed_text): stand-ins
+        if cell_derived_inputs({"env": env}):  # the text features (rule embed_text): stand-ins
             env = dict(env, cache_dir=str(fake_text_features(tmp_path_factory)))
         built[key] = runner.make_env(env, [0], data_dir)
     for env, agent, fid in agents.values():
@@ -590,7 +591,7 @@ def fake_figure():
 def write_run_file(df, path):
     """A run file in the format its name says, with the identity the simulate rule writes."""
     if str(path).endswith(".npz"):
-        from ensemble_bandits.aggregate import identity_of
+        from ensemble_bandits.cells import identity_of
 
         a, b = map(int, re.search(r"seeds-(\d+)-(\d+)", str(path)).groups())
         ident = identity_of(CELLS[Path(path).parent.name], range(a, b))

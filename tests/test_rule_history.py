@@ -86,7 +86,7 @@ def test_a_revised_claim_is_decided_again_under_its_first_rule_on_the_committed_
     """epp-fig3a's converges-others-linear: its first rule (log-log slopes, before the rate ratio of
     0035be4) decided again on the committed archive with today's claim code; the tally counts it."""
     from ensemble_bandits import revisions
-    from ensemble_bandits.cli import build_table
+    from ensemble_bandits.aggregate import build_table
     from ensemble_bandits.data import config_data_dir
 
     fid, cid = "epp-fig3a", "converges-others-linear"

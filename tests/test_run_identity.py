@@ -9,7 +9,7 @@ import pytest
 
 import ensemble_bandits
 from ensemble_bandits import cli, paths, registry
-from ensemble_bandits.aggregate import CacheError, read_run
+from ensemble_bandits.tables import CacheError, read_run
 
 CELL = {"env": {"name": "russo_finite", "d": 3, "n_arms": 5}, "agent": {"name": "lints"}, "horizon": 30}
 OTHER = {"env": {"name": "russo_finite", "d": 3, "n_arms": 5}, "agent": {"name": "linucb"}, "horizon": 30}

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ensemble_bandits import costs, registry, runner, shared
+from ensemble_bandits.cells import check_group
 from ensemble_bandits.agents.linear import LinearAgent
 
 
@@ -110,11 +111,11 @@ def test_proposes_only_for_the_greedy_select():
 def test_check_group_refuses_mixed_environments_and_timing_cells():
     a = {"env": {"name": "russo_finite", "d": 4}, "agent": {"name": "lints"}, "horizon": 10}
     with pytest.raises(ValueError, match="one environment"):
-        runner.check_group([a, dict(a, env={"name": "russo_finite", "d": 5})])
+        check_group([a, dict(a, env={"name": "russo_finite", "d": 5})])
     with pytest.raises(ValueError, match="one environment"):
-        runner.check_group([a, dict(a, horizon=11)])
+        check_group([a, dict(a, horizon=11)])
     with pytest.raises(ValueError, match="timing"):
-        runner.check_group([a, dict(a, timing="unbatched")])
+        check_group([a, dict(a, timing="unbatched")])
 
 
 def test_shared_groups_partition_the_opted_in_cells(entries, config):
@@ -126,7 +127,7 @@ def test_shared_groups_partition_the_opted_in_cells(entries, config):
     assert set(keys) == wanted and wanted
     for g in groups:
         assert 1 <= len(g["keys"]) <= 7 and g["scale"] == "default"
-        runner.check_group(g["cells"])
+        check_group(g["cells"])
         assert [registry.cell_key(c) for c in g["cells"]] == g["keys"]
     opted = {f["id"] for f in figs if f["entry"].get("shared_pass")}
     assert opted == {"epp-fig2b", "epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"}

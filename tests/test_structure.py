@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run_fresh_python, timeout_s
 
-from ensemble_bandits import costs, runner, validation
+from ensemble_bandits import cells, costs, validation
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import LinearAgent
 from ensemble_bandits.catalog import hyper
@@ -46,33 +46,47 @@ def test_registry_imports_no_analysis_code():
     assert not (_imports(PKG / "registry.py") & ANALYSIS), _imports(PKG / "registry.py")
 
 
+def test_plots_and_cell_facts_reach_no_simulation_code():
+    """The plots read tables through the neutral ``tables`` (reaching neither ``aggregate``, which reads
+    run files, nor ``runner``); what is known of a cell without running it (``cells``) and those who read it
+    (``costs``, ``validation``, ``archive``, ``tables``, ``aggregate``) never reach the runner; and
+    ``cli`` leaves building a figure's table to ``aggregate``."""
+    graph = _graph()
+    assert not _reach(graph, "plotting") & {"aggregate", "runner"}, sorted(_reach(graph, "plotting"))
+    for mod in ("cells", "costs", "validation", "archive", "tables", "aggregate"):
+        assert "runner" not in _reach(graph, mod), (mod, sorted(_reach(graph, mod)))
+    tree = ast.parse((PKG / "cli.py").read_text())
+    assert not {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} & {"build_table", "figure_spec"}
+
+
+def _reach(graph: dict, start: str) -> set:
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
 def test_library_has_no_import_circle():
     graph = _graph()
-
-    def reach(start):
-        seen, todo = set(), [start]
-        while todo:
-            for nxt in graph.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
-
-    circles = sorted(m for m in graph if m in reach(m) and m != "__init__")
+    circles = sorted(m for m in graph if m in _reach(graph, m) and m != "__init__")
     assert not circles, {m: sorted(graph[m]) for m in circles}
 
 
 def test_resolving_and_validating_every_figure_imports_no_torch():
     """What the Snakefile does while it builds the job graph: load, resolve and check every figure
     at every scale (agents included), without importing torch."""
-    code = ("import sys; from ensemble_bandits import registry, validation, data, report\n"
+    code = ("import sys; from ensemble_bandits import cells, registry, validation, data, report\n"
             "entries = registry.load_registry('config', 'workflow/schemas/registry.schema.yaml')\n"
             "cfg = registry.with_defaults(registry.load_yaml('config/config.yaml'))\n"
             "for e in entries.values():\n"
             "    for s in registry.SCALES:\n"
             "        fig = registry.resolve(e, s, cfg['scales'])\n"
             "        validation.check_figure(e, fig, cfg['scales'])\n"
-            "        [validation.gpu_request(x['cell'], 1) for x in fig['series']]\n"
+            "        [cells.gpu_request(x['cell'], 1) for x in fig['series']]\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n"
             "print('ok', len(entries))\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=PKG.parents[1], capture_output=True, text=True,
@@ -109,13 +123,13 @@ def test_a_new_agent_needs_no_edit_to_runner_registry_or_costs(monkeypatch):
     monkeypatch.setitem(AGENTS, "toy", _Toy)
     cell = {"env": {"name": "russo_finite", "d": 5, "n_arms": 10}, "agent": {"name": "toy", "models": 7},
             "horizon": 100}
-    runner.check_cell(cell)                                                  # names and hyper-parameters
+    cells.check_cell(cell)                                                  # names and hyper-parameters
     with pytest.raises(ValueError, match="unknown distribution 'gausian'"):
-        runner.check_cell({**cell, "agent": {"name": "toy", "noise": "gausian"}})
+        cells.check_cell({**cell, "agent": {"name": "toy", "noise": "gausian"}})
     with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['M'\]"):
-        runner.check_cell({**cell, "agent": {"name": "toy", "M": 2}})
-    assert runner.cell_dimensions(cell) == {"d": 5, "K": 10, "members": 7, "horizon": 100, "runs": 1}
-    assert runner.cell_dimensions({**cell, "agent": {"name": "toy"}})["members"] == 3     # the default
-    assert validation.gpu_request(cell, 2) == 2
+        cells.check_cell({**cell, "agent": {"name": "toy", "M": 2}})
+    assert cells.cell_dimensions(cell) == {"d": 5, "K": 10, "members": 7, "horizon": 100, "runs": 1}
+    assert cells.cell_dimensions({**cell, "agent": {"name": "toy"}})["members"] == 3     # the default
+    assert cells.gpu_request(cell, 2) == 2
     one = {**cell, "agent": {"name": "toy", "models": 1}}
     assert costs.cell_cost_seconds(cell, 10) > costs.cell_cost_seconds(one, 10)

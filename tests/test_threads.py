@@ -15,7 +15,7 @@ from helpers import timeout_s
 
 pytest.importorskip("torch")
 
-from ensemble_bandits import validation  # noqa: E402
+from ensemble_bandits import cells  # noqa: E402
 
 NPP = dict(hidden=16, batch_size=16, update_start=8, buffer_size=64)
 BIG = {"name": "epp_quadratic", "d": 20, "n_arms": 4000, "pool": 4000}
@@ -68,6 +68,6 @@ def test_torch_agents_give_the_same_numbers_at_one_and_two_threads(tmp_path):
 def test_threads_of_a_job_follow_torch_threads_for_torch_agents_only():
     torch_cell = {"agent": {"name": "ensemble_pp_neural"}, "env": BIG}
     numpy_cell = {"agent": {"name": "lints"}, "env": {"name": "phe_linear"}}
-    assert validation.job_threads(torch_cell, 4) == 4 and validation.job_threads(torch_cell, 1) == 1
-    assert validation.job_threads(numpy_cell, 4) == 1                        # numpy agents: BLAS on one thread
-    assert validation.job_threads({"experiment": {"name": "coupled_es_phe"}}, 4) == 1
+    assert cells.job_threads(torch_cell, 4) == 4 and cells.job_threads(torch_cell, 1) == 1
+    assert cells.job_threads(numpy_cell, 4) == 1                        # numpy agents: BLAS on one thread
+    assert cells.job_threads({"experiment": {"name": "coupled_es_phe"}}, 4) == 1

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ensemble_bandits import runner
+from ensemble_bandits import cells, runner
 from ensemble_bandits.aggregate import timing_table
 
 CELL = {"env": {"name": "phe_linear", "d": 3, "n_arms": 8}, "agent": {"name": "linphe", "a": 0.5}, "horizon": 60}
@@ -51,11 +51,11 @@ def test_variates_count_the_random_numbers_a_run_draws():
 
 
 def test_default_repeats():
-    assert runner.timing_repeats(TIMED) == runner.TIMING_REPEATS == 5
-    assert runner.timing_repeats(CELL) == 1
-    assert runner.timing_repeats(dict(TIMED, timing_repeats=2)) == 2
+    assert cells.timing_repeats(TIMED) == cells.TIMING_REPEATS == 5
+    assert cells.timing_repeats(CELL) == 1
+    assert cells.timing_repeats(dict(TIMED, timing_repeats=2)) == 2
     cols = runner.simulate_columns(TIMED, [0])
-    assert np.all(cols["seconds_repeats"] == runner.TIMING_REPEATS)
+    assert np.all(cols["seconds_repeats"] == cells.TIMING_REPEATS)
     # a cell that does not ask for timing, run one seed at a time, is run once per seed
     assert np.all(runner.simulate_columns(CELL, [0], unbatched=True)["seconds_repeats"] == 1)
 
@@ -63,7 +63,7 @@ def test_default_repeats():
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "5"])
 def test_bad_repeats(bad):
     with pytest.raises(ValueError, match="timing_repeats must be an integer >= 1"):
-        runner.timing_repeats(dict(TIMED, timing_repeats=bad))
+        cells.timing_repeats(dict(TIMED, timing_repeats=bad))
 
 
 def test_median_min_max_of_the_timed_runs(monkeypatch):

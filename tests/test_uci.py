@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import cli, data, envs, registry, runner, validation
+from ensemble_bandits import cells, cli, data, envs, registry, runner, validation
 from ensemble_bandits.claims import evaluate
 from ensemble_bandits.envs.uci import DIMENSIONS, UCIClassification, _CACHE
 
@@ -67,9 +67,9 @@ def test_dimensions_and_datasets_need_no_data():
         assert UCIClassification.dimensions({"dataset": name}) == (K * d0, K)
         assert UCIClassification.datasets({"dataset": name}) == [name]
     assert UCIClassification.dimensions({}) == (63, 7)                     # default: Shuttle (glmes Table 1)
-    assert envs.cell_datasets({"env": {"name": "uci_classification", "dataset": "adult"}}) == ["adult"]
-    assert envs.cell_datasets({"env": {"name": "phe_linear"}}) == []
-    assert envs.cell_derived_inputs({"env": {"name": "uci_classification"}}) == []
+    assert cells.cell_datasets({"env": {"name": "uci_classification", "dataset": "adult"}}) == ["adult"]
+    assert cells.cell_datasets({"env": {"name": "phe_linear"}}) == []
+    assert cells.cell_derived_inputs({"env": {"name": "uci_classification"}}) == []
     with pytest.raises(ValueError, match="unknown dataset 'iris'"):
         UCIClassification.dimensions({"dataset": "iris"})
 
@@ -143,7 +143,7 @@ def test_data_dir_is_given_at_run_time_never_in_the_spec(shuttle_dir, tmp_path):
     with pytest.raises(ValueError, match="reads dataset.*shuttle.*data directory"):
         runner.make_env({"name": "uci_classification"}, [0])
     with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['data_dir'\]"):
-        runner.check_cell({"env": {"name": "uci_classification", "data_dir": shuttle_dir},
+        cells.check_cell({"env": {"name": "uci_classification", "data_dir": shuttle_dir},
                            "agent": {"name": "lints"}, "horizon": 5})
     with pytest.raises(data.DataError, match="elsewhere does not exist"):
         _env(str(tmp_path / "elsewhere"))
@@ -201,10 +201,10 @@ def test_a_figure_must_list_the_datasets_its_cells_read():
 
 def test_absent_optional_data_leaves_its_panels_out():
     fig = registry.resolve(_entry(), "smoke", {})
-    out = registry.without_datasets(fig, ["covertype"], envs.cell_datasets)
+    out = registry.without_datasets(fig, ["covertype"], cells.cell_datasets)
     assert {s["panel"] for s in out["series"]} == {"S"}
     assert out["absent_data"] == ["covertype"] and out["absent_panels"] == ["C"]
-    assert registry.without_datasets(fig, [], envs.cell_datasets) is fig
+    assert registry.without_datasets(fig, [], cells.cell_datasets) is fig
 
 
 def test_claims_of_pending_curves_and_absent_data_are_not_measured():

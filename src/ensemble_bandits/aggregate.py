@@ -1,5 +1,6 @@
-"""Aggregation: run files of a figure -> one long table (and derived tables); reading cached
-run files and tables with a clear error when one is corrupt.
+"""Aggregation: a resolved figure's run files (or committed archives) -> its long table (and derived
+tables) and its plot spec, the aggregate job's work (``cli aggregate`` only reads its arguments).
+Cached run files and tables are read through :mod:`tables`.
 
 The figure table has one row per (panel, curve, seed, checkpoint t) with the grid
 variables of the panel and curve as extra columns.  ``derive`` entries turn it into the
@@ -10,106 +11,80 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 import numpy as np
 
-from .protocol import TIMED_PARTS
-from .paths import run_key
-from .registry import figure_runs
 from . import stats
+from .cells import param_count, stamp_of
+from .paths import run_key
+from .protocol import TIMED_PARTS
+from .registry import figure_runs
 from .stats import final_rows
+from .tables import read_run
 
 
-
-class CacheError(RuntimeError):
-    """A cached result (run file or aggregated table) cannot be read: delete it and rerun (the command
-    line adds the target that rebuilds it: cli._rebuild_hint)."""
+class TableError(ValueError):
+    """A figure's table cannot be built as its entry asks (one line naming why)."""
 
 
-def _read_cached(path, read):
-    try:
-        return read(path)
-    except Exception as err:  # noqa: BLE001 - any failure to read means a corrupt cache entry
-        raise CacheError(f"cached result {path} is unreadable ({type(err).__name__}: {err}); "
-                         f"delete it and rerun") from None
+def figure_spec(fig: dict) -> dict:
+    """The plot spec of a resolved figure (the JSON its figure job reads beside the table): what the
+    notebook of its plot kind needs of the entry, and which curve is which method and reading."""
+    entry = fig["entry"]
+    plotted = [c for c in fig["curves"]
+               if not any(s["curve"] == c and "experiment" in s["cell"] for s in fig["series"])]
+    return {"id": fig["id"], "title": entry.get("title", fig["id"]), "caption": entry.get("caption", ""),
+            "kind": entry["kind"], "band": entry.get("band", "se"), "panels": fig["panels"], "curves": plotted,
+            "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"],
+            "absent_data": fig.get("absent_data", []), "absent_panels": fig.get("absent_panels", []),
+            "pending_curves": list(fig.get("pending_curves", {})),
+            "methods": {s["curve"]: s["cell"]["agent"]["name"] for s in fig["series"] if "agent" in s["cell"]},
+            "readings": {s["curve"]: s["base_curve"] for s in fig["series"] if "base_curve" in s},
+            "paper_values": entry.get("paper_values", [])}
 
 
-IDENTITY_FORMAT = 1
-
-
-def identity_of(cell: dict, seeds) -> np.ndarray:
-    """What a run file of ``cell`` over ``seeds`` is: its cell key, the algorithms version of its
-    numbers, its seed range and horizon, as a JSON string array (an npz entry ``_identity``)."""
-    import json
-
-    from .registry import cell_key
-    from .runner import algorithms_stamp
-
-    seeds = [int(s) for s in seeds]
-    horizon = cell.get("horizon", cell.get("experiment", {}).get("horizon"))
-    return np.array(json.dumps({"format": IDENTITY_FORMAT, "key": cell_key(cell), "algorithms": algorithms_stamp(cell),
-                                "seeds": [seeds[0], seeds[-1] + 1], "horizon": horizon}, sort_keys=True))
-
-
-def read_run(path, cell: dict | None = None):
-    """A cached run file as a DataFrame, with a clear error when it is unreadable or, given the
-    ``cell`` it should hold, when it is not that cell's file over the seeds its name says (another
-    cell's file, an older algorithms version, a partial seed range)."""
-    import json
-
+def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archives=(),
+                staged: str | None = None):
+    """The table of a resolved figure: a static table, or its simulated cells (from the committed
+    ``archives`` where they hold them, the figure's own first, else their run files), derived as its
+    entry says.  ``staged``: also write the figure's archive there (simulated figures only).  A
+    TableError (an unknown static table, datasets without ``data_dir``) or an ArchiveError (an archive
+    that is not what it says) names the cause in one line."""
     import pandas as pd
 
-    def read(p):
-        with np.load(p) as data:
-            ident = json.loads(str(data["_identity"])) if "_identity" in data.files else None
-            return pd.DataFrame({k: data[k] for k in data.files if not k.startswith("_")}), ident
+    from . import archive as arch
 
-    df, ident = _read_cached(path, read)
-    if cell is not None:
-        check_identity(path, df, ident, cell)
-    return df
+    entry = fig["entry"]
+    if staged and not fig.get("series"):
+        arch.write_archive(fig, {}, staged)     # a static table or a diagram: nothing to archive
+    if "static" in entry:
+        from .paper_tables import STATIC_TABLES
 
-
-def check_identity(path, df, ident, cell: dict) -> None:
-    """CacheError naming the file and what differs unless run file ``path`` is ``cell``'s file over the
-    seeds its name says, of this algorithms version, with every one of those seeds."""
-    import json
-
-    m = re.search(r"seeds-(\d+)-(\d+)\.npz$", str(path))
-    first, end = int(m.group(1)), int(m.group(2))
-    want = json.loads(str(identity_of(cell, range(first, end))))
-    if ident is None:       # written before run files carried their identity: its version is unknown
-        raise CacheError(f"run file {path} does not say what it is (written by an older version, before run "
-                         f"files carried their cell, seeds and algorithms version); delete it and rerun")
-    differs = [f"{k} {ident.get(k)!r} (expected {want[k]!r})" for k in ("key", "algorithms", "seeds", "horizon")
-               if ident.get(k) != want[k]]
-    if sorted(set(df["seed"].tolist())) != list(range(first, end)):
-        differs.append(f"seeds present {sorted(set(df['seed'].tolist()))} (expected {first}..{end - 1})")
-    if differs:
-        raise CacheError(f"run file {path} is not the run of this cell: {'; '.join(differs)}; delete it and rerun")
-
-
-def read_table(path):
-    """An aggregated table (parquet), with the same clear error as a run file when unreadable."""
-    import pandas as pd
-
-    return _read_cached(path, pd.read_parquet)
-
-
-def param_count(cell: dict):
-    """The number of network parameters of a cell's agent, as its class counts them
-    (``param_count(spec, d)``: the neural Ensemble++ family, the paper's formulas), or None for an
-    agent class without a count (and for an experiment cell)."""
-    if "agent" not in cell:
-        return None
-    from .agents import AGENTS
-    from .envs import ENVIRONMENTS
-
-    count = getattr(AGENTS[cell["agent"]["name"]], "param_count", None)
-    if count is None:
-        return None
-    d, _ = ENVIRONMENTS[cell["env"]["name"]].dimensions(cell["env"])
-    return int(count(cell["agent"], d))
+        st = entry["static"]
+        if st["name"] not in STATIC_TABLES:
+            raise TableError(f"unknown static table {st['name']!r}; known: {', '.join(sorted(STATIC_TABLES))}")
+        params = dict(st.get("params", {}))
+        if entry.get("data") or entry.get("optional_data"):
+            if not data_dir:
+                raise TableError(f"{fig['id']} reads datasets "
+                                 f"{entry.get('data', []) + entry.get('optional_data', [])}: give --data-dir or set data_dir")
+            params["data_dir"] = data_dir
+        return STATIC_TABLES[st["name"]](**params)
+    if not fig["series"]:
+        return pd.DataFrame({"id": [fig["id"]]})
+    sources = arch.covering(fig, archives)
+    archived = arch.read_covering(fig, sources)
+    for path, keys in sources:
+        print(f"{fig['id']}: {len(keys)} of {len(arch.cells_of(fig))} cells from the archive {path}", file=sys.stderr)
+    frames = cell_frames(fig, seeds_per_job, archived)
+    if staged:
+        arch.write_archive(fig, frames, staged)
+    table = figure_table(fig, seeds_per_job, frames=frames)
+    if "derive" in entry:
+        d = entry["derive"]
+        table = DERIVED[d["name"]](table, **d.get("params", {}))
+    return table
 
 
 def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
@@ -125,8 +100,9 @@ def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
     cells = {s["key"]: s["cell"] for s in fig["series"]}
     by_key = {}
     for f in files:
-        if run_key(f) not in frames:
-            by_key.setdefault(run_key(f), []).append(read_run(f, cells[run_key(f)]))
+        key = run_key(f)
+        if key not in frames:
+            by_key.setdefault(key, []).append(read_run(f, cells[key], stamp_of(fig, key, cells[key])))
     mode = archive_mode(fig)
     frames.update({k: reduce_runs(pd.concat(v, ignore_index=True), mode) for k, v in by_key.items()})
     return frames
@@ -134,10 +110,10 @@ def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
 
 def _uniform_rate(cell: dict, seeds: int, cache: dict):
     """Per seed 0 .. seeds - 1, the expected per-round regret of a uniformly random policy on the
-    environment of ``cell`` (:func:`envs.uniform_regret`; ``cache``: by environment), or None."""
+    environment of ``cell`` (:func:`cells.uniform_regret`; ``cache``: by environment), or None."""
     if "env" not in cell:
         return None
-    from .envs import uniform_regret
+    from .cells import uniform_regret
 
     key = (json.dumps(cell["env"], sort_keys=True, default=str), int(seeds))
     if key not in cache:

@@ -60,12 +60,13 @@ def reduce_runs(df, mode: str):
 
 
 def cells_of(fig: dict) -> dict:
-    """{key: {"seeds": n, "algorithms": stamp}} of a resolved figure's simulated cells."""
-    from .runner import algorithms_stamp
+    """{key: {"seeds": n, "algorithms": stamp}} of a resolved figure's simulated cells (the stamps its
+    document carries: :func:`cells.stamp_of`)."""
+    from .cells import stamp_of
 
     out = {}
     for s in fig.get("series", []):
-        c = out.setdefault(s["key"], {"seeds": 0, "algorithms": algorithms_stamp(s["cell"])})
+        c = out.setdefault(s["key"], {"seeds": 0, "algorithms": stamp_of(fig, s["key"], s["cell"])})
         c["seeds"] = max(c["seeds"], int(s["seeds"]))
     return out
 

@@ -340,7 +340,7 @@ def ms_per_round(env_spec: dict, agent_spec: dict, seeds: int, rounds: int, skip
 
 def neural_figures():
     """Ids whose paper-scale cells include an agent that can use an accelerator (torch)."""
-    from .validation import uses_torch
+    from .cells import uses_torch
 
     out = {}
     for fid, entry in sorted(registry.load_registry().items()):

@@ -8,7 +8,7 @@ and the last round played.  It is written atomically every ``every`` seconds of 
 when the run file is written.
 
 File format: one line of JSON, the header (format, the job's identity -- cell key, algorithms stamp,
-seed range, horizon: :func:`aggregate.identity_of` -- and the payload's length and SHA-256), then the
+seed range, horizon: :func:`cells.identity_of` -- and the payload's length and SHA-256), then the
 payload, a zlib-compressed pickle (level 1: about 3x smaller for a UCI cell's buffer).  Only a file whose header is this job's identity and whose payload has the
 recorded length and hash is unpickled: another cell's, another seed range's or an older algorithms
 version's checkpoint, or a damaged one, is refused with one line that names the file (delete it to
@@ -62,7 +62,7 @@ def loads(data: bytes):
 
 class Checkpoint:
     """The checkpoint file ``path`` of the job whose identity is ``identity`` (a JSON string,
-    :func:`aggregate.identity_of`); ``every``: seconds of play between two writes."""
+    :func:`cells.identity_of`); ``every``: seconds of play between two writes."""
 
     def __init__(self, path, identity: str, every: float = 300.0):
         self.path, self.identity, self.every = Path(path), json.loads(str(identity)), float(every)

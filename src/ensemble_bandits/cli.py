@@ -30,7 +30,7 @@ import sys
 import time
 
 from . import ALGORITHMS_VERSION, costs, paths, registry
-from .aggregate import CacheError
+from .tables import CacheError
 from .atomic import NotAFileError
 from .data import DataError
 
@@ -72,9 +72,9 @@ def _json_arg(text: str, option: str, kind):
 
 
 def _checked_cell(cell):
-    """A cell given on the command line, its names and values checked (runner.check_cell): one line
+    """A cell given on the command line, its names and values checked (cells.check_cell): one line
     naming what is wrong instead of a traceback from inside the simulation."""
-    from .runner import check_cell
+    from .cells import check_cell
 
     if not isinstance(cell, dict) or not ("experiment" in cell or {"env", "agent"} <= set(cell)):
         raise SystemExit("a cell is a JSON object with env, agent and horizon (or an experiment)")
@@ -113,8 +113,8 @@ def done_line(t0: float, c0: float) -> str:
 
 
 def run_identity(cell: dict, seeds: list) -> dict:
-    """The identity a run file carries (aggregate.check_identity reads it back)."""
-    from .aggregate import identity_of
+    """The identity a run file carries (tables.check_identity reads it back)."""
+    from .cells import identity_of
 
     return {"_identity": identity_of(cell, seeds)}
 
@@ -191,77 +191,14 @@ def cmd_simulate_group(args):
     print(done_line(t0, c0), file=sys.stderr)
 
 
-def figure_spec(fig: dict) -> dict:
-    entry = fig["entry"]
-    plotted = [c for c in fig["curves"]
-               if not any(s["curve"] == c and "experiment" in s["cell"] for s in fig["series"])]
-    return {"id": fig["id"], "title": entry.get("title", fig["id"]), "caption": entry.get("caption", ""),
-            "kind": entry["kind"], "band": entry.get("band", "se"), "panels": fig["panels"], "curves": plotted,
-            "scale": fig["scale"], "plot": entry.get("plot", {}), "seeds": fig["seeds"], "horizon": fig["horizon"],
-            "absent_data": fig.get("absent_data", []), "absent_panels": fig.get("absent_panels", []),
-            "pending_curves": list(fig.get("pending_curves", {})),
-            "methods": {s["curve"]: s["cell"]["agent"]["name"] for s in fig["series"] if "agent" in s["cell"]},
-            "readings": {s["curve"]: s["base_curve"] for s in fig["series"] if "base_curve" in s},
-            "paper_values": entry.get("paper_values", [])}
-
-
-def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, archives=(),
-                staged: str | None = None):
-    """The table of a resolved figure: a static table, or its simulated cells (from the committed
-    ``archives`` where they hold them, the figure's own first, else their run files), derived as its
-    entry says.  ``staged``: also write the figure's archive there (simulated figures only)."""
-    import pandas as pd
-
-    from .aggregate import DERIVED, cell_frames, figure_table
-
-    from . import archive as arch
-
-    entry = fig["entry"]
-    if staged and not fig.get("series"):
-        arch.write_archive(fig, {}, staged)     # a static table or a diagram: nothing to archive
-    if "static" in entry:
-        from .paper_tables import STATIC_TABLES
-
-        st = entry["static"]
-        if st["name"] not in STATIC_TABLES:
-            raise SystemExit(f"unknown static table {st['name']!r}; known: {', '.join(sorted(STATIC_TABLES))}")
-        params = dict(st.get("params", {}))
-        if entry.get("data") or entry.get("optional_data"):
-            if not data_dir:
-                raise SystemExit(f"{fig['id']} reads datasets "
-                                 f"{entry.get('data', []) + entry.get('optional_data', [])}: give --data-dir or set data_dir")
-            params["data_dir"] = data_dir
-        return STATIC_TABLES[st["name"]](**params)
-    if not fig["series"]:
-        return pd.DataFrame({"id": [fig["id"]]})
-    archived = {}
-    try:
-        sources = arch.covering(fig, archives)
-        archived = arch.read_covering(fig, sources)
-        for path, keys in sources:
-            print(f"{fig['id']}: {len(keys)} of {len(arch.cells_of(fig))} cells from the archive {path}",
-                  file=sys.stderr)
-    except arch.ArchiveError as err:
-        raise SystemExit(str(err)) from None
-    frames = cell_frames(fig, seeds_per_job, archived)
-    if staged:
-        arch.write_archive(fig, frames, staged)
-    table = figure_table(fig, seeds_per_job, frames=frames)
-    if "derive" in entry:
-        d = entry["derive"]
-        table = DERIVED[d["name"]](table, **d.get("params", {}))
-    return table
-
-
 def cmd_aggregate(args):
+    """A figure's table, plot spec and staged archive (:func:`aggregate.build_table`,
+    :func:`aggregate.figure_spec`), from the resolved figure and the files the rule names."""
+    from .aggregate import TableError, build_table, figure_spec
+    from .archive import ArchiveError
     from .atomic import write_table_atomic, write_text_atomic
 
     fig = _read_figure(args.figure)
-    data_dir = args.data_dir
-    if not data_dir:  # the config's data_dir, relative to the project root as in the workflow
-        from .data import config_data_dir
-
-        data_dir = str(config_data_dir(args.configfile, registry.load_yaml(args.configfile).get("data_dir")))
     archives = args.archive or []
     if args.archive_sha256:
         from .data import sha256
@@ -271,7 +208,10 @@ def cmd_aggregate(args):
         for path, digest in zip(archives, args.archive_sha256):
             if sha256(path) != digest:
                 raise SystemExit(f"archive {path} changed while the workflow ran (SHA-256 differs); rerun")
-    table = build_table(fig, fig["seeds_per_job"], data_dir, archives=archives, staged=args.staged)
+    try:
+        table = build_table(fig, fig["seeds_per_job"], args.data_dir, archives=archives, staged=args.staged)
+    except (TableError, ArchiveError) as err:
+        raise SystemExit(str(err)) from None
     write_table_atomic(table, args.table)
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
@@ -328,7 +268,7 @@ def cmd_publish(args):
 
 
 def cmd_claims(args):
-    from .aggregate import read_table
+    from .tables import read_table
     from .claims import evaluate
     from .report import dump_claims, make_record, stamped, write_record
 
@@ -422,6 +362,7 @@ def _with_planned_looks(args, entries, figures):
 def _with_revisions(args, entries, figures):
     """The records with the notes of their revised claims (config/rule_history.yaml; :mod:`revisions`)."""
     from . import rules
+    from .aggregate import build_table
     from .data import config_data_dir
     from .report import with_revisions
     from .revisions import revision_notes
@@ -829,8 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
     figure_help = "the resolved figure (JSON) the workflow wrote: results/<scale>/figures/<id>.json"
     a = sub.add_parser("aggregate", help="(workflow) run files of a figure -> its table (parquet) and plot spec (JSON)")
     a.add_argument("--figure", required=True, help=figure_help)
-    a.add_argument("--data-dir", default=None, help="datasets directory (default: data_dir of the config)")
-    a.add_argument("--configfile", default=DEFAULT_CONFIG, help="read for data_dir when --data-dir is not given")
+    a.add_argument("--data-dir", default=None, help="datasets directory, for a figure that reads datasets (the "
+                                                     "workflow passes data_dir)")
     a.add_argument("--table", required=True, help="the figure table to write (parquet)")
     a.add_argument("--spec", required=True, help="the plot spec to write (JSON)")
     a.add_argument("--archive", action="append",

@@ -59,7 +59,7 @@ def cell_cost_seconds(cell: dict, n_seeds: int, shared: bool = False) -> float:
     the cost model above; the cell's dimensions and costs are those its classes declare); with
     ``shared``, the cell's part of a shared-pass job.  Used for the SLURM runtime request of a job
     (with a safety factor) and for ``cli estimate`` and the workflow's notice before an expensive run."""
-    from .runner import batch_size, cell_dimensions, seed_block
+    from .cells import batch_size, cell_dimensions, seed_block
 
     dims = cell_dimensions(cell)
     per_round, per_seed = round_costs(cell, dims, shared)

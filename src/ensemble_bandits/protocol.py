@@ -45,7 +45,7 @@ class AgentClass:
 
     name = "agent"
     uses_accelerator = False
-    batch_invariant = True      # False: the runner plays one seed per batch (see runner.batch_size)
+    batch_invariant = True      # False: the runner plays one seed per batch (see cells.batch_size)
     revision = 0                # bumped when a change alters this class's numbers: reruns its cells only
     distribution_params: dict = {}
     action_spaces: tuple[str, ...] = tuple(ACTION_SPACES)
@@ -71,7 +71,7 @@ class AgentClass:
     @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
         """The agent's cost model: (seconds per round and batch, seconds per round and seed) for its
-        registry ``spec`` and the cell's dimensions ``dims`` (``runner.cell_dimensions``: d, K,
+        registry ``spec`` and the cell's dimensions ``dims`` (``cells.cell_dimensions``: d, K,
         members, horizon), or None for the workflow's default model (``costs.py``, fitted on the
         linear agents, whose rounds cost microseconds).  A family whose rounds cost more (a GLM fit
         every round) declares its own."""

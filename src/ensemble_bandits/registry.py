@@ -409,10 +409,13 @@ def _unique(labels):
     return seen
 
 
-def figure_document(fig: dict, per_job: int) -> str:
-    """The JSON a figure's jobs read (aggregate, claims, report): the resolved figure and the seeds
-    per simulate job (which name its run files), so that no job re-reads or re-expands the registry."""
-    return json.dumps({**fig, "seeds_per_job": int(per_job)}, indent=1, sort_keys=True)
+def figure_document(fig: dict, per_job: int, stamps: dict | None = None) -> str:
+    """The JSON a figure's jobs read (aggregate, claims): the resolved figure, the seeds per simulate
+    job (which name its run files) and, given ``stamps`` ({key: stamp}, ``cells.figure_stamps``), the
+    version of each cell's numbers (``algorithms``), so that no job re-reads or re-expands the registry
+    or looks up an agent class to know what its run files must say."""
+    doc = {**fig, "seeds_per_job": int(per_job), **({"algorithms": stamps} if stamps else {})}
+    return json.dumps(doc, indent=1, sort_keys=True)
 
 
 def seed_blocks(n_seeds: int, per_job: int):

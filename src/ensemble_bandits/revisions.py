@@ -43,7 +43,7 @@ def with_rule(entry: dict, cid: str, rule: dict) -> dict:
 def decide_under(entry: dict, cid: str, rule: dict, config: dict, data_dir: str, build_table,
                  scale: str = "paper") -> dict:
     """{status, numbers} of claim ``cid`` under ``rule`` on the figure's committed archive(s), its table
-    built by ``build_table`` (``cli.build_table``) (RuleError naming why when the archive cannot support
+    built by ``build_table`` (``aggregate.build_table``) (RuleError naming why when the archive cannot support
     it: a cell it lacks, a check today's code does not have)."""
     from . import archive, registry
     from .claims import evaluate
@@ -93,7 +93,7 @@ def _verdict_under(entry, cid, history_entry, index, config, data_dir, build_tab
 
 def revision_notes(entries: dict, history: dict, ids, config: dict, data_dir: str, build_table) -> dict:
     """{(figure id, claim id): note} for every revised claim of the figures ``ids`` (their tables built
-    by ``build_table``, ``cli.build_table``, from the committed archives): ``commits`` (of its
+    by ``build_table``, ``aggregate.build_table``, from the committed archives): ``commits`` (of its
     revisions), ``reasons``, ``before`` (each revision's ``earlier_verdict``: the last verdict committed under
     the rule it replaced, or None), ``fixes_error`` (or None), ``after_numbers``, ``first`` (its first rule's
     verdict: status and ``how``) and ``counted`` (the verdict the tally counts: status and which rule)."""

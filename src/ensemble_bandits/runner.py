@@ -8,11 +8,11 @@ One loop over rounds, :func:`play`, drives all B seeds at once (the protocol of
 
 The result is a long table (seed, t, regret[, accuracy][, probe columns]) of cumulative pseudo-regret at
 checkpoint rounds, plus per-seed wall time.  Seeds are split into memory-bounded
-sub-batches; results do not depend on the split.
+sub-batches; results do not depend on the split.  What is known of a cell without running it (its
+checks, dimensions, batch size, seed block, version stamp) is in :mod:`ensemble_bandits.cells`.
 """
 from __future__ import annotations
 
-import inspect
 import sys
 import time
 from time import perf_counter as _split_clock   # the select/update clock (bound once: see _time_calls)
@@ -20,141 +20,23 @@ from time import perf_counter as _batch_clock   # a batch's own time, for its ch
 
 import numpy as np
 
-from . import distributions as dist
 from . import probes, shared
 from .agents import AGENTS
+from .cells import batch_size, check_group, checked_spec, group_batch_size, seed_block, timing_repeats
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
 from .protocol import TIMED_PARTS, Setting, play
-from .registry import non_finite, shareable
-
-
-# Constructor arguments given at run time, never by a spec (they must not enter a cell's key): the
-# data directory of an environment that reads datasets (envs/base.py, "the data hook").
-RUNTIME_ARGS = ("data_dir",)
-
-
-def _checked(kind: str, registry: dict, spec: dict, n_args: int):
-    """The class named by ``spec`` and its hyper-parameters, or a ValueError naming the cause."""
-    spec = dict(spec)
-    name = spec.pop("name", None)
-    if name not in registry:
-        raise ValueError(f"unknown {kind} {name!r}; known {kind}s: {', '.join(sorted(registry))}")
-    cls = registry[name]
-    params = inspect.signature(cls.__init__ if inspect.isclass(cls) else cls).parameters
-    # the leading parameters are filled positionally by ``args`` (seeds; or setting, seeds, horizon);
-    # the rest are hyper-parameters (an experiment's own ``env`` and ``horizon`` among them)
-    allowed = [p for p in params if p not in ("self", *RUNTIME_ARGS)][n_args:]
-    bad = [k for k in spec if k not in allowed]
-    if bad:
-        raise ValueError(f"{kind} {name!r}: unknown hyper-parameter(s) {bad}; allowed: {allowed}")
-    ranges = {**PARAM_RANGES, **getattr(cls, "param_ranges", {})}
-    symbolic = getattr(cls, "symbolic_params", {})   # {key: names it also takes}, e.g. m: T (the horizon)
-    for key, value in spec.items():
-        if key in symbolic:
-            if isinstance(value, str) and value not in symbolic[key]:
-                raise ValueError(f"{kind} {name!r}: hyper-parameter {key} = {value!r} is not allowed: a number or "
-                                 f"one of {', '.join(symbolic[key])}")
-            if isinstance(value, str):
-                continue
-            check_value(f"{kind} {name!r}", key, value, 0.0, ranges.get(key))
-        else:
-            check_value(f"{kind} {name!r}", key, value, params[key].default, ranges.get(key))
-    choices = getattr(cls, "choice_params", {})     # {key: the names it takes}, e.g. rank_by: prob, logit
-    for key, value in spec.items():
-        if key in choices and value not in choices[key]:
-            raise ValueError(f"{kind} {name!r}: hyper-parameter {key} = {value!r} is not allowed: one of "
-                             f"{', '.join(map(str, choices[key]))}")
-    dist.check_spec(cls, spec)          # e.g. binomial_n given with a family other than binomial
-    return cls, spec
-
-
-# Ranges of the hyper-parameters that share a meaning across classes: (low, high, low included); a
-# class may declare more, or narrower ones, as ``param_ranges``.  Types follow the defaults.
-PARAM_RANGES = {
-    "M": (1, None, True), "m": (1, None, True), "d": (1, None, True), "n_arms": (1, None, True),
-    "noise_sd": (0, None, True), "prior_var": (0, None, False), "lam": (0, None, True),
-    "scale": (0, None, True), "T0": (1, None, True), "b": (1, None, False),
-}
-
-
-def check_value(what: str, key: str, value, default, bounds=None) -> None:
-    """A hyper-parameter's value checked against its default's type (an integer where the default is
-    one, a number where it is a float, a string, a boolean) and ``bounds`` (low, high, low included):
-    a ValueError naming the parameter, the value and what is allowed."""
-    import numbers
-
-    def fail(allowed):
-        raise ValueError(f"{what}: hyper-parameter {key} = {value!r} is not allowed: {allowed}")
-
-    if non_finite(value) is not None:
-        fail("a finite number")
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            fail("true or false")
-    elif isinstance(default, int) and default is not inspect.Parameter.empty:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            fail("an integer")
-    elif isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            fail("a number")
-    elif isinstance(default, str) and not isinstance(value, str):
-        fail("a name (text)")
-    if bounds and isinstance(value, numbers.Real) and not isinstance(value, bool):
-        low, high, closed = bounds
-        if low is not None and (value < low or (value == low and not closed)):
-            fail(f"{'at least' if closed else 'more than'} {low}")
-        if high is not None and value > high:
-            fail(f"at most {high}")
 
 
 def _construct(kind: str, registry: dict, spec: dict, *args):
-    cls, spec = _checked(kind, registry, spec, len(args))
+    cls, spec = checked_spec(kind, registry, spec, len(args))
     return cls(*args, **spec)
-
-
-def check_cell(cell: dict) -> None:
-    """Names and hyper-parameter keys of a cell, checked without simulating (the workflow calls this
-    while building its job graph, so a registry typo fails before any job runs); the
-    hyper-parameters that name a distribution family, and the action spaces an agent can play, are
-    those the classes declare."""
-    if "experiment" in cell:
-        agent = dict(cell["experiment"])
-        cls, _ = _checked("experiment", EXPERIMENTS, agent, 1)
-        _checked("environment", ENVIRONMENTS, agent.get("env", {}), 1)
-    else:
-        check_value("cell", "horizon", cell.get("horizon"), 1, (1, None, True))     # rounds: an integer, at least 1
-        env_cls, _ = _checked("environment", ENVIRONMENTS, cell["env"], 1)
-        cls, _ = _checked("agent", AGENTS, cell["agent"], 3)
-        agent = cell["agent"]
-        if env_cls.action_space not in cls.action_spaces:       # as the classes declare it
-            raise ValueError(f"agent {agent['name']!r} cannot play environment {cell['env']['name']!r}: its action "
-                             f"space {env_cls.action_space!r} is not one of the agent's {list(cls.action_spaces)}")
-    for key, family in getattr(cls, "distribution_params", {}).items():
-        if isinstance(agent.get(key), str):
-            dist.check_name(agent[key], dist.FAMILIES[family])
-
-
-def cell_dimensions(cell: dict) -> dict:
-    """What the memory and cost models need of a cell, as its classes declare it: d, K, the
-    ensemble size, the horizon and the number of runs per seed (2 for a coupled experiment, the
-    timing repeats for a timing cell)."""
-    if "experiment" in cell:
-        exp = cell["experiment"]
-        cls, env, spec, runs = EXPERIMENTS[exp["name"]], exp.get("env", {}), exp, 2
-        horizon = int(exp.get("horizon", 1000))
-    else:
-        cls, env, spec, runs = AGENTS[cell["agent"]["name"]], cell["env"], cell["agent"], 1
-        horizon = int(cell["horizon"])
-    d, K = ENVIRONMENTS[env["name"]].dimensions(env)
-    runs *= timing_repeats(cell)                    # a timing cell runs each seed several times
-    return {"d": d, "K": K, "members": cls.ensemble_size(spec, horizon), "horizon": horizon, "runs": runs}
 
 
 def make_env(spec: dict, seeds, data_dir=None):
     """The environment of ``spec`` for ``seeds``; one that reads datasets (``datasets(spec)``) gets
     ``data_dir`` (run time only: not part of the spec)."""
-    cls, hyper_params = _checked("environment", ENVIRONMENTS, spec, 1)
+    cls, hyper_params = checked_spec("environment", ENVIRONMENTS, spec, 1)
     if cls.datasets(hyper_params):
         if data_dir is None:
             raise ValueError(f"environment {spec['name']!r} reads dataset(s) {', '.join(cls.datasets(hyper_params))}: "
@@ -177,28 +59,6 @@ def checkpoints(horizon: int, n_linear: int = 100, n_log: int = 40) -> np.ndarra
     log = np.geomspace(1, horizon, n_log)
     pts = np.unique(np.concatenate([np.round(lin), np.round(log), [1, horizon]]).astype(np.int64))
     return pts[(pts >= 1) & (pts <= horizon)]
-
-
-def algorithms_stamp(cell: dict) -> str:
-    """The version of the numbers a cell's run gives: the library's ALGORITHMS_VERSION and, when its
-    agent class has been revised since (``revision`` > 0), that class's revision."""
-    from . import ALGORITHMS_VERSION
-
-    cls = AGENTS.get(cell.get("agent", {}).get("name"))
-    revision = getattr(cls, "revision", 0)
-    return f"{ALGORITHMS_VERSION}; {cls.name} revision {revision}" if revision else ALGORITHMS_VERSION
-
-
-def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
-    """Seeds per numpy batch, bounded by a rough memory estimate of the cell; 1 for an agent class
-    whose batched arithmetic is not bit-invariant to the batch (``batch_invariant = False``), so that
-    a seed's numbers never depend on the seeds run with it."""
-    if "agent" in cell and not getattr(AGENTS[cell["agent"]["name"]], "batch_invariant", True):
-        return 1
-    dims = cell_dimensions(cell)
-    d, K, members = dims["d"], dims["K"], dims["members"]
-    per_seed = 8.0 * (3 * K * d + 2 * members * d + 4 * d * d + K * members)
-    return int(max(1, min(n_seeds, budget_bytes // per_seed, 256)))
 
 
 def _time_calls(agent, spent: dict) -> None:
@@ -303,21 +163,6 @@ def _arithmetic(agent):
     return mode() if mode else contextlib.nullcontext()
 
 
-def check_group(cells: list) -> None:
-    """A ValueError unless ``cells`` can share one pass: agent cells (no coupled experiment, no
-    timing cell) with one environment spec and one horizon."""
-    if not cells:
-        raise ValueError("a shared pass needs at least one cell")
-    for c in cells:
-        if not shareable(c):
-            raise ValueError("a shared pass plays agent cells only (no experiment, no timing cell)")
-        if seed_block(c):
-            raise ValueError(f"agent {c['agent']['name']!r} computes in fixed seed blocks: it cannot join a shared pass")
-        if c["env"] != cells[0]["env"] or int(c["horizon"]) != int(cells[0]["horizon"]):
-            raise ValueError(f"cells of a shared pass need one environment and horizon; got {cells[0]['env']}, "
-                             f"T={cells[0]['horizon']} and {c['env']}, T={c['horizon']}")
-
-
 def _run_group_batch(cells: list, seeds, cps, progress=None, score_bytes: int = shared.SCORE_BYTES,
                      data_dir=None) -> list:
     """The shared pass (:mod:`ensemble_bandits.shared`) of ``cells`` for ``seeds``: one environment,
@@ -331,36 +176,6 @@ def _run_group_batch(cells: list, seeds, cps, progress=None, score_bytes: int = 
         if hit[0] and progress:
             progress(rnd.t, T)
     return [rec.columns() for rec in recs]
-
-
-def group_batch_size(cells: list, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
-    """Seeds per numpy batch of a shared pass, bounded by a rough memory estimate: the environment
-    once (arm features and their transpose), per agent its members, Gram matrices, tie-break
-    jitter and stream buffers."""
-    return int(max(1, min(n_seeds, budget_bytes // group_seed_bytes(cells), 256)))
-
-
-def group_seed_bytes(cells: list) -> float:
-    """Rough memory of one seed of a shared pass of ``cells`` (see :func:`group_batch_size`)."""
-    dims = [cell_dimensions(c) for c in cells]
-    d, K = dims[0]["d"], dims[0]["K"]
-    return 8.0 * (2 * K * d + 2 * K + sum(3 * x["members"] * d + 4 * d * d + K + 4 * 4096 for x in dims))
-
-
-# Timed runs per seed of a `timing: unbatched` cell (fixed in advance; a cell may set its own
-# `timing_repeats`).  Its `seconds` is their median; the workflow runs such a job alone.
-TIMING_REPEATS = 5
-
-
-def timing_repeats(cell: dict) -> int:
-    """Timed full runs per seed of ``cell``: its ``timing_repeats``, else :data:`TIMING_REPEATS` for a
-    ``timing: unbatched`` cell, else 1 (the cost model and the workflow's runtime request use it)."""
-    if "timing_repeats" in cell:
-        reps = cell["timing_repeats"]
-        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-            raise ValueError(f"timing_repeats must be an integer >= 1, got {reps!r}")
-        return reps
-    return TIMING_REPEATS if cell.get("timing") == "unbatched" else 1
 
 
 def _same_numbers(a: dict, b: dict) -> bool:
@@ -459,15 +274,6 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
             checkpoint.finish(first, parts[-1])
             checkpoint.save()
     return _concat(parts)
-
-
-def seed_block(cell: dict) -> int | None:
-    """The fixed seed block of ``cell``'s agent (:meth:`protocol.AgentClass.seed_block`), or None."""
-    if "agent" not in cell:
-        return None
-    spec = dict(cell["agent"])
-    cls = AGENTS[spec.pop("name")]
-    return cls.seed_block(spec)
 
 
 def _fixed_blocks(seeds: list, k: int):

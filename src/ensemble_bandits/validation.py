@@ -51,8 +51,8 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     distributions and hyper-parameter keys, the panels a curve is restricted to, and the curves and
     panels its claims name (at paper scale).  Raises RegistryError naming the figure, the curve and
     the cause."""
+    from .cells import cell_datasets, check_cell
     from .data import DataError, check_names
-    from .runner import check_cell
 
     from .plot_options import allowed_options, unknown_options
 
@@ -75,8 +75,6 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
     if both:
         raise RegistryError(f"figure {fig['id']!r}: dataset(s) {', '.join(both)} listed under both data "
                             f"(required) and optional_data")
-    from .envs import cell_datasets
-
     listed = set(entry.get("data", []) + entry.get("optional_data", []))
     for s in fig["series"]:
         try:
@@ -112,48 +110,11 @@ def check_figure(entry: dict, fig: dict, defaults: dict) -> None:
             raise RegistryError(str(err)) from None
 
 
-def uses_torch(cell: dict) -> bool:
-    """Whether the cell's agent runs in torch and can use an accelerator (``uses_accelerator``: the
-    neural agents)."""
-    from .agents import AGENTS
-
-    return getattr(AGENTS.get(cell.get("agent", {}).get("name")), "uses_accelerator", False)
-
-
-def gpu_request(cell: dict, gpus) -> int:
-    """GPUs a simulate job of ``cell`` requests: ``gpus`` (config ``gpu``, 0 = none) when its
-    agent can use an accelerator, else 0."""
-    return int(gpus) if gpus and uses_torch(cell) else 0
-
-
-def job_threads(cell: dict, torch_threads=1) -> int:
-    """CPU threads of a simulate job of ``cell``: ``torch_threads`` (config) when its agent runs in
-    torch, whose numbers do not depend on it (tests/test_threads.py); else 1 (numpy agents, BLAS
-    pinned to one thread: many such jobs run side by side)."""
-    return max(1, int(torch_threads)) if uses_torch(cell) else 1
-
-
-DEVICES = ("cpu", "cuda")
-
-
-def job_device(cell: dict, device: str = "cpu", gpus=0) -> str | None:
-    """The torch device a simulate job of ``cell`` runs its agent on: "cuda" when the config asks
-    for it (``device: cuda``) or the job requests a GPU (:func:`gpu_request`), for agents that can
-    use an accelerator and whose spec does not name a device itself; else None (the spec's device,
-    the agent's default "cpu").  It is not part of the cell: the same cell on another device is the
-    same experiment, whose float32 numbers may differ in the last bits."""
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
-    if "device" in cell.get("agent", {}) or not uses_torch(cell):
-        return None
-    return "cuda" if device == "cuda" or gpu_request(cell, gpus) else None
-
-
 def without_absent(entry: dict, fig: dict, data_dir) -> dict:
     """The resolved figure ``fig`` of registry ``entry`` without the cells that read an optional
     dataset (``optional_data:``) absent from ``data_dir``: as the workflow builds it ("data absent")."""
+    from .cells import cell_datasets
     from .data import present
-    from .envs import cell_datasets
     from .registry import without_datasets
 
     absent = [n for n in entry.get("optional_data", []) if not present(n, data_dir)]

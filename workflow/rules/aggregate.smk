@@ -23,7 +23,7 @@ rule resolve_figure:
     conda:
         "../envs/pipeline.yaml"
     params:
-        document=lambda w: registry.figure_document(figure(w.scale, fid_of(w)), config["seeds_per_job"]),
+        document=lambda w: figure_document(w.scale, fid_of(w)),
     script:
         "../scripts/resolve_figure.py"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from ensemble_bandits import ALGORITHMS_VERSION, archive, costs, data, envs, paths, registry, runner, validation
+from ensemble_bandits import ALGORITHMS_VERSION, archive, cells, costs, data, paths, registry, validation
 from ensemble_bandits.report import rst_escape
 
 SCALE = config["scale"]
@@ -126,6 +126,12 @@ def cell(scale, key):
     return _CELLS[scale][key]
 
 
+def figure_document(scale, fid):
+    """The resolved figure its jobs read (rule resolve_figure), with each cell's algorithms stamp."""
+    fig = figure(scale, fid)
+    return registry.figure_document(fig, config["seeds_per_job"], cells.figure_stamps(fig))
+
+
 def fid_of(w):
     return f"{w.paper}-{w.fig}"
 
@@ -180,8 +186,8 @@ def cell_data_inputs(cell_spec, what):
     of the datasets its environment reads (``Environment.datasets``), checked (present, SHA-256) while
     the DAG is built, and the rule-made files it reads (``Environment.derived_inputs``).  A required
     dataset that is missing or wrong stops the run before any job starts."""
-    names = envs.cell_datasets(cell_spec)
-    derived = envs.cell_derived_inputs(cell_spec)
+    names = cells.cell_datasets(cell_spec)
+    derived = cells.cell_derived_inputs(cell_spec)
     if not names:
         return derived
     try:
@@ -198,7 +204,7 @@ def cell_data_inputs(cell_spec, what):
 
 def cell_data_option(cell_spec):
     """``--data-dir DIR`` for a simulation job whose environment reads datasets (else empty)."""
-    return f"--data-dir {shlex.quote(data_root())}" if envs.cell_datasets(cell_spec) else ""
+    return f"--data-dir {shlex.quote(data_root())}" if cells.cell_datasets(cell_spec) else ""
 
 
 def data_root():
@@ -435,10 +441,10 @@ def local_cores():
 
 
 def job_threads(w):
-    """Threads of the job's simulation (validation.job_threads): config ``torch_threads`` for a
+    """Threads of the job's simulation (cells.job_threads): config ``torch_threads`` for a
     torch agent's cell (same numbers at any count), 1 for the others and for timing jobs (their
     wall time is the result), capped at a local run's --cores."""
-    n = 1 if timing_job(w) else validation.job_threads(cell(w.scale, w.key), config.get("torch_threads", 1))
+    n = 1 if timing_job(w) else cells.job_threads(cell(w.scale, w.key), config.get("torch_threads", 1))
     return min(n, local_cores() or n)
 
 
@@ -452,19 +458,16 @@ def simulate_threads(w):
 
 def device_option(w):
     """`` --device cuda`` for jobs whose agent can use an accelerator when the config asks for the
-    GPU (``device: cuda``) or the job requests one (``gpu``), else empty (validation.job_device).
+    GPU (``device: cuda``) or the job requests one (``gpu``), else empty (cells.job_device).
     A parameter, so switching devices reruns those jobs only; the cell (and its key) stays the same."""
-    dev = validation.job_device(cell(w.scale, w.key), str(config.get("device", "cpu")), config.get("gpu", 0))
+    dev = cells.job_device(cell(w.scale, w.key), str(config.get("device", "cpu")), config.get("gpu", 0))
     return f" --device {dev}" if dev else ""
 
 
 def algorithms_stamp(w):
-    """The version of the cell's numbers (runner.algorithms_stamp: the library's, and its agent class's
-    revision if any); for a timing job also its timed runs per seed."""
-    c = cell(w.scale, w.key)
-    if not timing_job(w):
-        return runner.algorithms_stamp(c)
-    return f"{runner.algorithms_stamp(c)}; timing: median of {runner.timing_repeats(c)} runs per seed, run alone"
+    """The version of the job's numbers (cells.run_stamp: the library's, its agent class's revision if
+    any and, for a timing job, its timed runs per seed)."""
+    return cells.run_stamp(cell(w.scale, w.key))
 
 
 # The whole registry is resolved and checked here, while the workflow is parsed, at the configured

@@ -15,7 +15,7 @@
 #   its node.  Nodes may differ: to compare timing cells with
 #   each other, pin them to one kind of node (--set-resources simulate:constraint=NAME), or build
 #   the timing figure (phe-runtime) on one machine;
-# * every seed runs runner.TIMING_REPEATS (5) times, each a full run, whose numbers must be
+# * every seed runs cells.TIMING_REPEATS (5) times, each a full run, whose numbers must be
 #   identical; the run file records the median as `seconds` and the spread (seconds_min,
 #   seconds_max, seconds_repeats).  The repeats are part of the `algorithms` parameter of timing
 #   jobs only, so changing them reruns those jobs and no other.
@@ -35,7 +35,7 @@ rule simulate:
         runtime=cost_minutes,
         mem_mb=2000,
         cpus_per_task=job_threads,
-        gpu=lambda w: validation.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
+        gpu=lambda w: cells.gpu_request(cell(w.scale, w.key), config.get("gpu", 0)),
         slurm_extra=lambda w: "--exclusive" if timing_job(w) else None,
     params:
         logged=LOGGED,
@@ -77,7 +77,7 @@ for _group in SHARED_GROUPS:
         params:
             logged=LOGGED,
             cells=shlex.quote(json.dumps(_group["cells"], sort_keys=True)),
-            algorithms=" | ".join(sorted({runner.algorithms_stamp(c) for c in _group["cells"]})),
+            algorithms=" | ".join(sorted({cells.algorithms_stamp(c) for c in _group["cells"]})),
             data=lambda w, g=_group: cell_data_option(g["cells"][0]),
         shell:
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "

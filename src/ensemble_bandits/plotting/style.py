@@ -43,7 +43,7 @@ def load_table(table):
         raise FileNotFoundError(f"table {str(path)!r} does not exist")
     if path.suffix == ".csv":
         return pd.read_csv(path)
-    from ..aggregate import read_table
+    from ..tables import read_table
 
     return read_table(path)
 
