@@ -104,7 +104,7 @@ def test_outside_any_project_the_cli_uses_its_own_checkout(tmp_path):
 def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
     """A shared-pass log names its cells, so each gets an equal share whichever figures were grouped;
     a log without the names (older runs) or without its "done in" line gives nothing."""
-    from ensemble_bandits.cli import _group_log_shares
+    from ensemble_bandits.joblogs import group_log_shares
 
     (tmp_path / "group-abc123-0-50.log").write_text("simulate-group: 3 cells\ncells: k1 k2 k3\n"
                                                   "done in 90.0 s (CPU 150.0 s, peak 812 MB)\n")
@@ -112,13 +112,13 @@ def test_timings_shares_a_group_log_among_the_cells_it_names(tmp_path):
     (tmp_path / "group-def456-0-50.log").write_text("simulate-group: 2 cells\ndone in 10.0 s\n")       # older
     (tmp_path / "k1-0-50.log").write_text("done in 5.0 s\n")                                            # per cell
     # seconds shared, the peak memory the job's
-    assert _group_log_shares(str(tmp_path)) == {(k, "0", "50"): (30.0, 50.0, 812.0) for k in ("k1", "k2", "k3")}
+    assert group_log_shares(str(tmp_path)) == {(k, "0", "50"): (30.0, 50.0, 812.0) for k in ("k1", "k2", "k3")}
 
 
 def test_a_jobs_done_line_states_wall_cpu_and_peak_memory_and_timings_reads_them_back():
     import time as _time
 
-    from ensemble_bandits.cli import DONE_IN, _shared, done_line
+    from ensemble_bandits.joblogs import DONE_IN, _shared, done_line
 
     line = done_line(_time.perf_counter(), _time.process_time())
     wall, cpu, peak = _shared(DONE_IN.search(line), 1)

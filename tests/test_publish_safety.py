@@ -21,17 +21,15 @@ from helpers import ROOT, copy_project, timeout_s
 
 pytestmark = pytest.mark.workflow
 FID = "lines-gauss-ts"
-# rule, the committed file it writes (its staged file is paths.staged of it, or the staged archive)
+# what is published, the rule that copies it, the committed file it writes (its staged file:
+# paths.staged_source of it)
 PUBLISH = [
-    ("publish_record", paths.record_file("paper", FID)),
-    ("archive", paths.archive_file("paper", FID)),
-    ("publish_figure", f"figures/paper/{FID}.png"),
-    ("publish_report", "figures/paper/REPORT.md"),
+    ("record", "publish", paths.record_file("paper", FID)),
+    ("archive", "publish", paths.archive_file("paper", FID)),
+    ("figure", "publish_figure", f"figures/paper/{FID}.png"),
+    ("report", "publish", "figures/paper/REPORT.md"),
 ]
-
-
-def staged_of(committed: str) -> str:
-    return paths.staged_archive("paper", FID) if committed.endswith(".parquet") else paths.staged(committed)
+staged_of = paths.staged_source
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +46,7 @@ def snakemake(root: Path, *args, **kw):
 
 
 def committed_bytes(root: Path) -> dict:
-    return {p: (root / p).read_bytes() for _, p in PUBLISH} | {
+    return {p: (root / p).read_bytes() for _, _, p in PUBLISH} | {
         f"figures/paper/{FID}.pdf": (root / f"figures/paper/{FID}.pdf").read_bytes()}
 
 
@@ -58,8 +56,8 @@ def publish_only(root: Path, rule: str, committed: str, *extra):
     return snakemake(root, *targets, "--allowed-rules", rule, "--force", *extra)
 
 
-@pytest.mark.parametrize("rule, committed", PUBLISH, ids=[r for r, _ in PUBLISH])
-def test_a_failing_publish_step_leaves_the_committed_file(project, rule, committed):
+@pytest.mark.parametrize("what, rule, committed", PUBLISH, ids=[w for w, _, _ in PUBLISH])
+def test_a_failing_publish_step_leaves_the_committed_file(project, what, rule, committed):
     before = committed_bytes(project)
     staged = project / staged_of(committed)
     staged.parent.mkdir(parents=True, exist_ok=True)
@@ -76,19 +74,19 @@ def test_a_failing_publish_step_leaves_the_committed_file(project, rule, committ
     assert committed_bytes(project) == before, out[-3000:]
 
 
-LOGS = {"publish_record": f"record-{FID}", "archive": f"archive-{FID}", "publish_figure": f"figure-{FID}",
-        "publish_report": "REPORT"}
+LOGS = {"record": f"records/{FID}.json", "archive": f"archives/{FID}.parquet", "figure": f"figure-{FID}",
+        "report": "REPORT.md"}
 
 
-# (rule, committed file, signal): Ctrl-C and a kill of Snakemake's process group while each step copies;
-# not Ctrl-C of the archive step, whose reader (pyarrow) does not return from a fifo on SIGINT
-INTERRUPTS = [(rule, path, how) for rule, path in PUBLISH for how in (signal.SIGINT, signal.SIGKILL)
-              if (rule, how) != ("archive", signal.SIGINT)]
+# (what, rule, committed file, signal): Ctrl-C and a kill of Snakemake's process group while each step
+# copies; not Ctrl-C of the archive step, whose reader (pyarrow) does not return from a fifo on SIGINT
+INTERRUPTS = [(what, rule, path, how) for what, rule, path in PUBLISH for how in (signal.SIGINT, signal.SIGKILL)
+              if (what, how) != ("archive", signal.SIGINT)]
 
 
-@pytest.mark.parametrize("rule, committed, how", INTERRUPTS,
-                         ids=[f"{r}-{'ctrl-c' if h == signal.SIGINT else 'kill'}" for r, _, h in INTERRUPTS])
-def test_an_interrupted_publish_step_leaves_the_committed_file(project, rule, committed, how):
+@pytest.mark.parametrize("what, rule, committed, how", INTERRUPTS,
+                         ids=[f"{w}-{'ctrl-c' if h == signal.SIGINT else 'kill'}" for w, _, _, h in INTERRUPTS])
+def test_an_interrupted_publish_step_leaves_the_committed_file(project, what, rule, committed, how):
     before = committed_bytes(project)
     staged = project / staged_of(committed.replace(".png", ".pdf"))      # the figure step reads its PDF first
     staged.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +96,7 @@ def test_an_interrupted_publish_step_leaves_the_committed_file(project, rule, co
         (project / staged_of(committed)).write_bytes(b"\x89PNG\r\n\x1a\n")
         (project / f"results/paper/claims/{FID}.rst").parent.mkdir(parents=True, exist_ok=True)
         (project / f"results/paper/claims/{FID}.rst").write_text("claims\n")
-    log = project / "results/paper/logs/publish" / f"{LOGS[rule]}.log"
+    log = project / "results/paper/logs/publish" / f"{LOGS[what]}.log"
     log.unlink(missing_ok=True)        # the job's wrapper creates it when the job starts
     proc = publish_only(project, rule, committed)
     try:

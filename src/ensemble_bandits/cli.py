@@ -24,21 +24,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 import time
 
-from . import ALGORITHMS_VERSION, costs, paths, registry
-from .tables import CacheError
+from . import ALGORITHMS_VERSION, paths, registry
 from .atomic import NotAFileError
 from .data import DataError
+from .tables import CacheError
 
 DEFAULT_CONFIG = "config/config.yaml"
-# a simulate job's last log line: its wall seconds and (newer logs) its process CPU seconds and peak
-# resident memory
-DONE_IN = re.compile(r"done in ([0-9.]+) s(?: \(CPU ([0-9.]+) s(?:, peak ([0-9.]+) MB)?\))?")
-RUN_FILE = re.compile(r"runs/(\w+)/seeds-(\d+)-(\d+)")  # a run file's cell key and seed block
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
 
@@ -93,25 +88,6 @@ def _seed_range(pair) -> list:
     return list(range(first, end))
 
 
-def peak_rss_mb() -> float | None:
-    """This process's peak resident memory in MB (None where the platform does not say)."""
-    try:
-        import resource
-    except ImportError:                                     # Windows
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10     # bytes on macOS, KiB on Linux
-
-
-def done_line(t0: float, c0: float) -> str:
-    """A simulate job's last log line: wall seconds since ``t0``, this process's CPU seconds since
-    ``c0`` (every thread: a torch job on two threads uses up to twice its wall time) and its peak
-    resident memory."""
-    peak = peak_rss_mb()
-    mem = f", peak {peak:.0f} MB" if peak is not None else ""
-    return f"done in {time.perf_counter() - t0:.1f} s (CPU {time.process_time() - c0:.1f} s{mem})"
-
-
 def run_identity(cell: dict, seeds: list) -> dict:
     """The identity a run file carries (tables.check_identity reads it back)."""
     from .cells import identity_of
@@ -123,6 +99,7 @@ def cmd_simulate(args):
     """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
     from .atomic import write_columns_atomic, write_text_atomic
     from .malloc import keep_freed_memory
+    from .joblogs import done_line
     from .runner import simulate_columns
 
     keep_freed_memory()
@@ -171,6 +148,7 @@ def cmd_simulate_group(args):
     one pass, one .npz run file per cell (``--out`` in the order of ``--cells``)."""
     from .atomic import write_columns_atomic, write_text_atomic
     from .malloc import keep_freed_memory
+    from .joblogs import done_line
     from .runner import simulate_group_columns
 
     keep_freed_memory()
@@ -216,55 +194,15 @@ def cmd_aggregate(args):
     write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
-def _check_published(staged: str, out: str) -> str:
-    """What a staged file is, checked by its kind (a record, a report, an archive, a PNG or a PDF);
-    SystemExit naming the file when it is not what its name says."""
-    from . import archive as arch
-    from .report import read_record
-
-    name = os.path.basename(out)
-    try:
-        if out.endswith(".parquet"):
-            meta = arch.read_meta(staged, name.removesuffix(".parquet"))
-            return f"archive of {len(meta['cells'])} cells ({meta['mode']})"
-        if out.endswith(".json"):
-            return f"record of {read_record(staged)['id']}"
-        with open(staged, "rb") as fh:
-            data = fh.read()
-        if out.endswith(".md") and data.strip():
-            data.decode("utf-8")
-            return "markdown"
-        if out.endswith(".tex") and b"\\begin{tabular}" in data:
-            data.decode("utf-8")
-            return "LaTeX"
-    except (OSError, ValueError) as err:
-        raise SystemExit(f"publish: {staged} cannot be published as {out}: {err}") from None
-    magic = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
-    ext = os.path.splitext(out)[1]
-    if ext not in magic or not data.startswith(magic[ext]):
-        raise SystemExit(f"publish: {staged} is not a {ext or 'known'} file the workflow writes; nothing was copied to {out}")
-    return ext[1:].upper()
-
-
 def cmd_publish(args):
-    """Copy files a job staged under results/<scale>/published/ into place under figures/<scale>/,
-    each checked to be what its name says; a table's markdown and LaTeX copies beside its PDF go along."""
-    import shutil
+    """Copy files a job staged under results/<scale>/ into place under figures/<scale>/, each checked
+    to be what its name says (:func:`publish.publish`)."""
+    from .publish import PublishError, publish
 
-    from .atomic import atomic_write
-
-    if len(args.staged) != len(args.out):
-        raise SystemExit(f"publish: {len(args.staged)} staged files but {len(args.out)} outputs")
-    pairs = list(zip(args.staged, args.out))
-    for staged, out in list(pairs):
-        for ext in (".md", ".tex"):          # a table's copies beside its PDF
-            copy = os.path.splitext(staged)[0] + ext
-            if staged.endswith(".pdf") and os.path.exists(copy):
-                pairs.append((copy, os.path.splitext(out)[0] + ext))
-    for staged, out in pairs:
-        what = _check_published(staged, out)
-        atomic_write(out, lambda tmp, src=staged: shutil.copyfile(src, tmp))
-        print(f"published {out} ({what})", file=sys.stderr)
+    try:
+        publish(args.staged, args.out)
+    except PublishError as err:
+        raise SystemExit(str(err)) from None
 
 
 def cmd_claims(args):
@@ -340,7 +278,7 @@ def cmd_report(args):
     from .redraw import unchanged_report
 
     text = report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived, tables=tables)
-    # the report in place (figures/<scale>/, where rule publish_report copies it) stays as it is when
+    # the report in place (figures/<scale>/, where rule publish copies it) stays as it is when
     # nothing but its provenance line would change
     write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
 
@@ -380,6 +318,8 @@ def cmd_timings(args):
     """Wall and CPU seconds and peak memory of the simulate jobs of each figure, read from their logs
     ("done in ... s (CPU ... s, peak ... MB)"); ``--cells``: per cell, beside the cost model's
     estimate of the same jobs; ``--page FILE``: also written as a markdown page (pages.py)."""
+    from .joblogs import JobLogs, timings_per_cell, timings_table
+
     if args.page:
         from . import pages
 
@@ -403,117 +343,10 @@ def cmd_timings(args):
     per_job = args.seeds_per_job or config["seeds_per_job"]
     ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
     figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
-    logged = _JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
+    logged = JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
     if args.cells:
-        return _timings_per_cell([figs[fid] for fid in ids], per_job, logged)
-    print(f"{'figure':16s} {'cells':>6s} {'jobs':>6s} {'logged':>7s} {'wall s':>9s} {'CPU s':>9s} {'peak MB':>8s}")
-    grand, any_logged = [0.0, 0.0], False
-    for fid in ids:
-        fig = figs[fid]
-        runs = registry.figure_runs(fig, per_job)
-        found = [t for t in (logged.seconds(*RUN_FILE.search(f).groups()) for f in runs) if t is not None]
-        wall, cpu = sum(w for w, _c, _m in found), _cpu_sum(found)
-        grand[0] += wall
-        grand[1] += cpu if cpu is not None else 0.0
-        any_logged = any_logged or bool(found)
-        print(f"{fid:16s} {len({s['key'] for s in fig['series']}):6d} {len(runs):6d} {len(found):7d} {wall:9.1f} "
-              f"{_cpu_text(cpu):>9s} {_peak_text(found):>8s}")
-    print(f"{'total':16s} {'':6s} {'':6s} {'':7s} {grand[0]:9.1f} {grand[1]:9.1f}  (cells shared by figures count "
-          f"in each; CPU: every thread of the job's process; peak: the largest job's resident memory; '-' where "
-          f"the logs predate them)")
-    if not any_logged:
-        print(f"(none of these figures' simulations has run at scale {args.scale!r} here yet)")
-
-
-def _cpu_sum(found):
-    """The CPU seconds of logged jobs, or None when any log lacks them (written before CPU timing)."""
-    return None if any(c is None for _w, c, _m in found) else sum(c for _w, c, _m in found)
-
-
-def _peak_text(found) -> str:
-    """The largest peak memory of logged jobs, "-" where no log states one."""
-    peaks = [m for _w, _c, m in found if m is not None]
-    return f"{max(peaks):.0f}" if peaks else "-"
-
-
-def _cpu_text(cpu) -> str:
-    return "-" if cpu is None else f"{cpu:.1f}"
-
-
-class _JobLogs:
-    """Wall and CPU seconds of a run file's simulate job from its log.  A shared-pass job logs once
-    for its group: each of its cells counts an equal share.  Its log names its cells (`cells:` line);
-    older logs are matched to the groups of all figures together."""
-
-    def __init__(self, scale: str, figs: dict, group_size: int):
-        self.scale = scale
-        self.group_of = {key: g for g in registry.shared_groups(list(figs.values()), group_size) for key in g["keys"]}
-        self.shares = _group_log_shares(paths.simulate_log(scale))
-
-    def seconds(self, key: str, start, end):
-        """(wall, CPU or None) seconds of the job of ``key``'s seeds [start, end) (a share of a
-        shared-pass job), or None where it has no log."""
-        start, end = str(start), str(end)
-        if (key, start, end) in self.shares:
-            return self.shares[key, start, end]
-        share, log = 1, paths.simulate_log(self.scale, key, start, end)
-        if not os.path.exists(log) and key in self.group_of:
-            share = len(self.group_of[key]["keys"])
-            log = paths.simulate_log(self.scale, f"group-{self.group_of[key]['id']}", start, end)
-        hit = DONE_IN.search(open(log).read()) if os.path.exists(log) else None
-        return _shared(hit, share) if hit else None
-
-
-def _shared(hit, share: int):
-    """(wall, CPU or None, peak MB or None) of a DONE_IN match, the seconds divided among ``share``
-    cells (the peak is the job's)."""
-    return (float(hit.group(1)) / share, float(hit.group(2)) / share if hit.group(2) else None,
-            float(hit.group(3)) if hit.group(3) else None)
-
-
-def _timings_per_cell(figs: list, per_job: int, logged: _JobLogs) -> None:
-    """One line per cell with logged jobs: measured wall and CPU seconds beside the cost model's
-    (costs.cell_cost_seconds, as part of a shared pass where it is one; a model of wall seconds on a
-    2-core machine) for the same jobs, and the ratio of wall to model."""
-    print(f"{'figure':16s} {'cell':12s} {'agent':22s} {'env':22s} {'jobs':>5s} {'wall s':>9s} {'CPU s':>9s} "
-          f"{'model s':>9s} {'ratio':>6s}")
-    tot_m, tot_e = 0.0, 0.0
-    for fig, s in registry.unique_series(figs):
-        cell, shared = s["cell"], s["key"] in logged.group_of
-        secs, model = [], 0.0
-        for a, b in registry.series_blocks(s, per_job):
-            t = logged.seconds(s["key"], a, b)
-            if t is not None:
-                secs.append(t)
-                model += costs.cell_cost_seconds(cell, b - a, shared=shared)
-        if not secs:
-            continue
-        agent = cell.get("agent", {}).get("name", cell.get("experiment", "?"))
-        agent += f" M={cell['agent']['M']}" if "M" in cell.get("agent", {}) else ""
-        wall = sum(w for w, _c, _m in secs)
-        tot_m, tot_e = tot_m + wall, tot_e + model
-        print(f"{fig['id']:16s} {s['key']:12s} {agent:22s} {cell.get('env', {}).get('name', '-'):22s} {len(secs):5d} "
-              f"{wall:9.1f} {_cpu_text(_cpu_sum(secs)):>9s} {model:9.1f} {wall / model:6.2f}")
-    if tot_e:
-        print(f"{'total':16s} {'':12s} {'':22s} {'':22s} {'':5s} {tot_m:9.1f} {'':>9s} {tot_e:9.1f} "
-              f"{tot_m / tot_e:6.2f}  (each cell once)")
-
-
-def _group_log_shares(log_dir) -> dict:
-    """(key, start, end) -> (wall, CPU or None) seconds, an equal share of its shared-pass job, from
-    the group logs that name their cells (a `cells:` line before `done in ... s`)."""
-    shares = {}
-    for name in sorted(os.listdir(log_dir)):
-        block = re.fullmatch(r"group-\w+-(\d+)-(\d+)\.log", name)
-        if not block:
-            continue
-        text = open(os.path.join(log_dir, name)).read()
-        keys, done = re.search(r"^cells: (.+)$", text, re.M), DONE_IN.search(text)
-        if keys and done:
-            keys = keys.group(1).split()
-            for key in keys:
-                shares[key, block.group(1), block.group(2)] = _shared(done, len(keys))
-    return shares
+        return timings_per_cell([figs[fid] for fid in ids], per_job, logged)
+    timings_table(figs, ids, per_job, logged, args.scale)
 
 
 def cmd_progress(args):
@@ -522,40 +355,9 @@ def cmd_progress(args):
     ``estimate`` and the workflow's notice); the whole run's time left on ``--cores`` cores; and the
     simulate jobs running now with their last progress line (a log without its "done in" line,
     written to in the last ``--recent`` seconds: round, rate, time left)."""
-    plan = _plan(args)
-    figs, per_job = plan["figs"], plan["per_job"]
-    need_all, have_all = 0, 0
-    print(f"{'figure':16s} {'run files':>10s} {'done':>6s} {'left (model)':>13s}")
-    for fig in figs:
-        runs = registry.figure_runs(fig, per_job)
-        mine = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
-        have = len(runs) - len(mine["runs"])
-        need_all, have_all = need_all + len(runs), have_all + have
-        if runs and (have < len(runs) or args.all):
-            print(f"{fig['id']:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% "
-                  f"{costs.format_cpu_time(mine['seconds']):>13s}")
-    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
-    rest = left["seconds"]
-    print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}% {costs.format_cpu_time(rest):>13s}"
-          f"  (run files, or cells in a committed archive){'' if args.all else '; complete figures are not listed (--all lists them)'}")
-    print(f"left: {left['jobs']:,} simulation jobs, about {costs.format_cpu_time(rest)} of CPU time by the cost model "
-          f"(runs shared by figures once; as `estimate` and Snakemake's notice count them), about "
-          f"{costs.format_cpu_time(rest / max(args.cores, 1))} of wall time on {args.cores} cores; an estimate, "
-          f"within about a factor of 2 on the machine it was fitted on (a running job's own line below is measured)")
-    logs = paths.simulate_log(args.scale)
-    now, running = time.time(), []
-    if os.path.isdir(logs):
-        for name in sorted(os.listdir(logs)):
-            path = os.path.join(logs, name)
-            if now - os.path.getmtime(path) > args.recent:
-                continue
-            text = open(path, errors="replace").read()
-            if not DONE_IN.search(text):
-                lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-                running.append((name[:-len(".log")], lines[-1] if lines else "(started)"))
-    print(f"\nrunning now ({len(running)} simulate job(s) written to in the last {args.recent:.0f} s):")
-    for name, last in running:
-        print(f"  {name}: {last}")
+    from .progress import progress_report
+
+    progress_report(_plan(args), args.scale, args.cores, args.all, args.recent)
 
 
 def _plan(args) -> dict:
@@ -592,66 +394,14 @@ def cmd_estimate(args):
     (costs.cell_cost_seconds): all of its simulations, and what a run here would still simulate
     (costs.work_left: cells of committed archives and run files present cost nothing, as in
     ``progress`` and the workflow's notice); runs nothing."""
+    from .progress import estimate_pending, estimate_report
+
     if args.pending:
         config, entries = _load(args)
         ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
         figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
-        return _estimate_pending(figs, args.seeds_per_job or config["seeds_per_job"], args.scale)
-    plan = _plan(args)
-    figs, per_job = plan["figs"], plan["per_job"]
-    print(f"Estimated CPU time of the simulations at scale {args.scale}, seeds_per_job={per_job}: an estimate from "
-          f"a cost model (ensemble_bandits.costs.cell_cost_seconds, fitted on a 2-core machine, within about a "
-          f"factor of 2 there), not a measurement; nothing is run.  'to run' leaves out the cells that committed "
-          f"archives supply and the run files present, as the workflow does.")
-    print(f"{'figure':16s} {'cells':>7s} {'run files':>9s} {'est. CPU':>10s} {'to run':>10s}")
-    for fig in figs:
-        row = costs.cost_summary(costs.run_costs([fig], per_job))
-        left = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
-        cpu = costs.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
-        todo = costs.format_cpu_time(left["seconds"]) if left["runs"] else "-"
-        print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:9,d} {cpu:>10s} {todo:>10s}")
-    total = costs.cost_summary(costs.run_costs(figs, per_job))
-    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
-    print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:9,d} {costs.format_cpu_time(total['seconds']):>10s} "
-          f"{costs.format_cpu_time(left['seconds']):>10s}  (cells shared by figures counted once)")
-    print(f"to run here: {left['jobs']:,} simulation jobs ({left['cells']:,} cells), about "
-          f"{costs.format_cpu_time(left['seconds'])} of CPU time: what Snakemake's notice says before this run")
-    _estimate_looks(figs, per_job, args.scale)
-
-
-def _estimate_looks(figs, per_job, scale):
-    """Per figure planned in looks (registry ``looks:``, paper scale): each look's new seeds and CPU time."""
-    from . import plans
-
-    rows = [(fig, s) for fig in figs for s in plans.studies(fig["entry"])] if scale == plans.SCALE else []
-    if not rows:
-        return
-    print("Planned looks (docs/sequential.md; every curve of the planned claims going on, a curve that stops saves "
-          "its share):")
-    for fig, s in rows:
-        each = plans.look_costs(fig, s, per_job)
-        looks = ", ".join(f"look {k} seeds {a}-{b - 1} {costs.format_cpu_time(c)}"
-                          for k, ((a, b), c) in enumerate(zip((s.seeds(k) for k in range(1, s.K + 1)), each), 1))
-        print(f"  {fig['id']} {', '.join(s.claims)}: {looks}; all looks {costs.format_cpu_time(sum(each))}")
-
-
-def _estimate_pending(figs, per_job, scale):
-    """The cells of the figures' pending readings (their ``pending_series``): each with its key, its
-    estimated CPU time and the run files that run it by key while the reading is pending."""
-    rows = [(fig["id"], s) for fig in figs for s in fig.get("pending_series", [])]
-    if not rows:
-        print(f"no pending reading among these figures at scale {scale}")
-        return
-    print(f"Cells of pending readings at scale {scale} (cost model estimate, seeds_per_job={per_job}); run one "
-          f"by its run files, e.g. `snakemake --cores 1 <run file> --config scale={scale}`, and keep them in "
-          f"figures/{scale}/pending until the reading is run (docs/scales.md):")
-    print(f"{'figure':12s} {'reading':12s} {'key':12s} {'est. CPU':>9s}  curve / run files")
-    for fid, s in rows:
-        blocks = registry.seed_blocks(s["seeds"], per_job)
-        cpu = sum(costs.cell_cost_seconds(s["cell"], b - a) for a, b in blocks)
-        print(f"{fid:12s} {s['reading']:12s} {s['key']:12s} {costs.format_cpu_time(cpu):>9s}  {s['panel']} / {s['curve']}")
-        for a, b in blocks:
-            print(f"{'':48s}{paths.run_file(scale, s['key'], a, b)}")
+        return estimate_pending(figs, args.seeds_per_job or config["seeds_per_job"], args.scale)
+    estimate_report(_plan(args), args.scale)
 
 
 def cmd_data(args):

@@ -63,7 +63,7 @@ def archive_file(scale, fid) -> str:
 
 
 def staged_archive(scale, fid) -> str:
-    """The archive as the aggregate job writes it (rule archive copies it to :func:`archive_file`)."""
+    """The archive as the aggregate job writes it (rule publish copies it to :func:`archive_file`)."""
     return f"results/{scale}/archives/{fid}.parquet"
 
 
@@ -74,6 +74,16 @@ def staged(path) -> str:
     if parts[0] != "figures":
         raise ValueError(f"{path} is not a published file (figures/<scale>/...)")
     return str(Path("results", parts[1], "published", *parts[2:]))
+
+
+def staged_source(path) -> str:
+    """The staged file that becomes the committed ``path`` (the inverse of :func:`committed`): a
+    figure's archive as its aggregate job writes it (:func:`staged_archive`), any other file where its
+    job writes it (:func:`staged`)."""
+    parts = Path(path).parts
+    if len(parts) == 4 and parts[0] == "figures" and parts[2] == "archives" and path.endswith(".parquet"):
+        return staged_archive(parts[1], Path(path).stem)
+    return staged(path)
 
 
 def record_file(scale, fid) -> str:

@@ -5,10 +5,8 @@
 
 localrules:
     resolve_figure,
-    archive,
-    publish_record,
+    publish,
     publish_figure,
-    publish_report,
 
 
 # The registry entry Snakemake resolved for the DAG, written by a local job (a small script: no new
@@ -54,43 +52,30 @@ rule aggregate:
         "{params.data} {params.archive} --table {output.table} --spec {output.spec} --staged {output.archive}"
 
 
-# A figure's archive, committed at paper scale: the compact per-seed rows of its cells that its
-# aggregate job wrote (ensemble_bandits.archive).  Only `all` and the paper targets ask for it.
-rule archive:
-    input:
-        paths.staged_archive("{scale}", "{paper}-{fig}"),
-    output:
-        update(paths.archive_file("{scale}", "{paper}-{fig}")),
-    log:
-        "results/{scale}/logs/publish/archive-{paper}-{fig}.log",
-    conda:
-        "../envs/pipeline.yaml"
-    params:
-        logged=LOGGED,
-    shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
-
-
-# Committed files (figures/<scale>/...) are written by no job but a checked copy: the claims, report
-# and figure jobs write under results/<scale>/published/ (paths.staged), and these rules copy the
+# Committed files (figures/<scale>/...) are written by no job but a checked copy: the aggregate,
+# claims, report and figure jobs write under results/<scale>/ (paths.staged, paths.staged_archive),
+# and rule publish (a figure's record, its archive: committed at paper scale, asked for by `all` and
+# the paper targets only; a report) and rule publish_figure (its PDF and PNG, figures.smk) copy the
 # result into place, so a job that fails (a typo, a damaged input) can never delete a committed file.
 # Their outputs are flagged update(): Snakemake removes a job's outputs before it runs it, and after
 # it fails, but not these (it backs them up and restores them), so a publish copy that fails or is
 # interrupted leaves the committed file as it was (the copy itself is atomic: old or new, never
 # half).  `--delete-all-output` is refused when it would reach figures/paper/ (common.smk).
-rule publish_record:
+rule publish:
     input:
-        paths.staged(paths.record_file("{scale}", "{paper}-{fig}")),
+        staged=lambda w: paths.staged_source(f"figures/{w.scale}/{w.path}"),
     output:
-        update(paths.record_file("{scale}", "{paper}-{fig}")),
+        update("figures/{scale}/{path}"),
     log:
-        "results/{scale}/logs/publish/record-{paper}-{fig}.log",
+        "results/{scale}/logs/publish/{path}.log",
+    wildcard_constraints:
+        path=PUBLISHED,
     conda:
         "../envs/pipeline.yaml"
     params:
         logged=LOGGED,
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
+        PUBLISH
 
 
 rule claims:

@@ -56,6 +56,11 @@ _RESOLVED = {}
 # Run a rule's command with its stderr in its log; on failure the log's last line (the cause)
 # reaches the terminal too (workflow/scripts/logged.sh; the working directory is the project root).
 LOGGED = "bash workflow/scripts/logged.sh"
+# The checked copy of staged files into place under figures/<scale>/ (rules publish, publish_figure:
+# input `staged`, in the order of the outputs), and the files rule publish copies: a figure's record,
+# its archive, a report.
+PUBLISH = "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input.staged} --out {output}"
+PUBLISHED = r"records/[^/]+\.json|archives/[^/]+\.parquet|REPORT(-[a-z]+)?\.md"
 
 
 wildcard_constraints:
@@ -278,6 +283,11 @@ def built_only(scale, ids):
             file=sys.stderr,
         )
     return built
+
+
+def paper_targets(paper):
+    """The input function of a paper target (`snakemake phe`): its figures, archives and REPORT-<paper>.md."""
+    return lambda w: targets(SCALE, paper)
 
 
 def targets(scale, paper=None):

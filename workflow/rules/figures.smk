@@ -7,7 +7,6 @@ rule figure:
     input:
         table="results/{scale}/tables/{paper}-{fig}.parquet",
         spec="results/{scale}/tables/{paper}-{fig}.json",
-        claims="results/{scale}/claims/{paper}-{fig}.rst",
         notebook=lambda w: f"notebooks/{entry(w)['kind']}.ipynb",
     output:
         pdf=paths.staged("figures/{scale}/{paper}-{fig}.pdf"),
@@ -27,12 +26,13 @@ rule figure:
         "{log.notebook} table={input.table} spec={input.spec} out_pdf={output.pdf} out_png={output.png}"
 
 
-# The figure into place (see publish_record): the PDF, the PNG (with the caption of the HTML
-# report) and, for a table, its markdown copy.
+# The figure into place (see rule publish): the PDF, the PNG (with the caption of the HTML report)
+# and, for a table, its markdown and LaTeX copies.  The plot does not read the claims (rule figure
+# draws while they are decided); a figure is published once its claims are decided, so a figure
+# target also decides them.
 rule publish_figure:
     input:
-        pdf=paths.staged("figures/{scale}/{paper}-{fig}.pdf"),
-        png=paths.staged("figures/{scale}/{paper}-{fig}.png"),
+        staged=[paths.staged("figures/{scale}/{paper}-{fig}.pdf"), paths.staged("figures/{scale}/{paper}-{fig}.png")],
         claims="results/{scale}/claims/{paper}-{fig}.rst",
         # the figure's datasets, checked here too: a missing or altered file stops the run before any
         # job even when the staged figure exists (Snakemake would otherwise take that file as it is)
@@ -55,5 +55,4 @@ rule publish_figure:
         caption=lambda w: rst_escape(entry(w)["caption"]),
         title=lambda w: rst_escape(entry(w)["title"]),
     shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input.pdf} {input.png} "
-        "--out {output.pdf} {output.png}"
+        PUBLISH

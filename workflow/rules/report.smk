@@ -57,38 +57,11 @@ rule report_paper:
         "--ids {params.ids} --out {output}"
 
 
-rule publish_report:
-    input:
-        paths.staged("figures/{scale}/{report}.md"),
-    output:
-        update("figures/{scale}/{report}.md"),
-    log:
-        "results/{scale}/logs/publish/{report}.log",
-    wildcard_constraints:
-        report=r"REPORT(-[a-z]+)?",
-    conda:
-        "../envs/pipeline.yaml"
-    params:
-        logged=LOGGED,
-    shell:
-        "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input} --out {output}"
+# The paper targets (`snakemake phe`): one rule per paper of ensemble_bandits.papers.
+for _paper in PAPERS:
 
-
-rule phe:
-    input:
-        lambda w: targets(SCALE, "phe"),
-
-
-rule lines:
-    input:
-        lambda w: targets(SCALE, "lines"),
-
-
-rule glmes:
-    input:
-        lambda w: targets(SCALE, "glmes"),
-
-
-rule epp:
-    input:
-        lambda w: targets(SCALE, "epp"),
+    rule:
+        name:
+            _paper
+        input:
+            paper_targets(_paper),
