@@ -23,8 +23,6 @@ from .envs import ENVIRONMENTS
 from .registry import cell_key, non_finite, shareable
 
 
-# Names and hyper-parameters
-
 # Constructor arguments given at run time, never by a spec (they must not enter a cell's key): the
 # data directory of an environment that reads datasets (envs/base.py, "the data hook").
 RUNTIME_ARGS = ("data_dir",)
@@ -126,8 +124,6 @@ def check_cell(cell: dict) -> None:
             dist.check_name(agent[key], dist.FAMILIES[family])
 
 
-# Dimensions, memory and batching
-
 def cell_dimensions(cell: dict) -> dict:
     """What the memory and cost models need of a cell, as its classes declare it: d, K, the
     ensemble size, the horizon and the number of runs per seed (2 for a coupled experiment, the
@@ -210,8 +206,6 @@ def group_seed_bytes(cells: list) -> float:
     return 8.0 * (2 * K * d + 2 * K + sum(3 * x["members"] * d + 4 * d * d + K + 4 * 4096 for x in dims))
 
 
-# The version of a cell's numbers and a run file's identity
-
 def algorithms_stamp(cell: dict) -> str:
     """The version of the numbers a cell's run gives: the library's ALGORITHMS_VERSION and, when its
     agent class has been revised since (``revision`` > 0), that class's revision."""
@@ -270,8 +264,6 @@ def param_count(cell: dict):
     d, _ = ENVIRONMENTS[cell["env"]["name"]].dimensions(cell["env"])
     return int(count(cell["agent"], d))
 
-
-# Datasets and job resources
 
 def _cell_env(cell: dict):
     """(class, spec) of the environment of ``cell`` (a coupled experiment's included), or None for

@@ -56,9 +56,9 @@ _RESOLVED = {}
 # Run a rule's command with its stderr in its log; on failure the log's last line (the cause)
 # reaches the terminal too (workflow/scripts/logged.sh; the working directory is the project root).
 LOGGED = "bash workflow/scripts/logged.sh"
-# The checked copy of staged files into place under figures/<scale>/ (rules publish, publish_figure:
-# input `staged`, in the order of the outputs), and the files rule publish copies: a figure's record,
-# its archive, a report.
+# The checked copy of staged files into place under figures/<scale>/ (rules publish and
+# publish_figure; their input `staged` is in the order of their outputs), and the files that the
+# publish rule copies (a figure's record, its archive, a report).
 PUBLISH = "{params.logged} {log} python -m ensemble_bandits.cli publish --staged {input.staged} --out {output}"
 PUBLISHED = r"records/[^/]+\.json|archives/[^/]+\.parquet|REPORT(-[a-z]+)?\.md"
 
@@ -283,11 +283,6 @@ def built_only(scale, ids):
             file=sys.stderr,
         )
     return built
-
-
-def paper_targets(paper):
-    """The input function of a paper target (`snakemake phe`): its figures, archives and REPORT-<paper>.md."""
-    return lambda w: targets(SCALE, paper)
 
 
 def targets(scale, paper=None):

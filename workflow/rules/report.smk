@@ -64,4 +64,4 @@ for _paper in PAPERS:
         name:
             _paper
         input:
-            paper_targets(_paper),
+            lambda w, paper=_paper: targets(SCALE, paper),
