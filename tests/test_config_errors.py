@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ensemble_bandits import cells, cli, costs, registry, runner, validation
+from ensemble_bandits import cells, cli, costs, registry, validation
 from ensemble_bandits.agents import glm_fit
 from ensemble_bandits.registry import RegistryError
 from helpers import copy_project, timeout_s

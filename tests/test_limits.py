@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ensemble_bandits import atomic, cells, registry
 from ensemble_bandits.claims.core import CHECKS, ClaimError

@@ -4,7 +4,6 @@ fixed arm set shown as contexts, the random warm-up and its defaults, batch inva
 the odd input dimensions of the UCI bandits, the anytime variant and the cost model."""
 from __future__ import annotations
 
-import math
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

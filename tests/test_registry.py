@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from ensemble_bandits import aggregate, cells, claims, data, paths, registry, report, runner, stats, theory
-from ensemble_bandits import envs as envs_mod
+from ensemble_bandits import claims, data, paths, registry, report, runner, stats, theory
 from ensemble_bandits.cells import cell_datasets, cell_derived_inputs
 from ensemble_bandits.aggregate import figure_table, min_ensemble_size, timing_table
 from ensemble_bandits.atomic import write_columns_atomic, write_table_atomic

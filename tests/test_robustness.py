@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ensemble_bandits import cells, registry
+from ensemble_bandits import registry
 from ensemble_bandits.tables import read_run
 from helpers import copy_project, repo_data_dir, timeout_s
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run_fresh_python, timeout_s
 
-from ensemble_bandits import cells, costs, validation
+from ensemble_bandits import cells, costs
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.agents.linear import LinearAgent
 from ensemble_bandits.catalog import hyper

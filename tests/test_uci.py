@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import cells, cli, data, envs, registry, runner, validation
+from ensemble_bandits import cells, cli, data, registry, runner, validation
 from ensemble_bandits.claims import evaluate
 from ensemble_bandits.envs.uci import DIMENSIONS, UCIClassification, _CACHE
 

@@ -104,7 +104,7 @@ def columns(model: str, names, job) -> tuple[float, np.ndarray]:
 
 def logged_jobs(scale: str, per_job: int, group_size: int, ids) -> list:
     """(cell, seeds, shared, CPU seconds) of every simulate job of this checkout with a log."""
-    from ensemble_bandits.cli import _JobLogs
+    from ensemble_bandits.joblogs import JobLogs as _JobLogs
 
     entries = registry.load_registry()
     figs = {fid: registry.resolve(entries[fid], scale, {}) for fid in sorted(entries)}

@@ -10,7 +10,6 @@ Statistics live in ``stats``, writers in ``atomic``.
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 import numpy as np
