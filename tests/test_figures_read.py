@@ -257,13 +257,19 @@ def test_the_figure_check_fails_a_legend_beside_the_panels_over_a_tick_label():
     assert any("covers the tick label '100000'" in p for p in problems), problems
 
 
-def test_a_legend_beside_the_panels_clears_their_last_tick_label():
+def test_a_legend_outside_the_panels_goes_below_them_clear_of_their_tick_labels_and_above_the_footer():
+    """Beside the panels, a legend of long labels took more of the image's width than they did (a
+    panel used about 35 % of the image's width): below them, the panels fill the width."""
     fig, ax = _wide_last_tick()
     style.place_legend(ax, *ax.get_legend_handles_labels(), loc="outside")
     style.finish_figure(fig, {"id": "x", "title": "t"}, "regret_curves", "footer")
     renderer = legibility._renderer(fig)
-    last = max(t.get_window_extent(renderer).x1 for t in ax.get_xticklabels() if t.get_text())
-    assert fig.legends and fig.legends[0].get_window_extent(renderer).x0 > last
+    lowest = min(t.get_window_extent(renderer).y0 for t in [*ax.get_xticklabels(), ax.xaxis.label] if t.get_text())
+    leg = fig.legends[0].get_window_extent(renderer)
+    assert leg.y1 < lowest
+    assert fig._eb_footer.get_window_extent(renderer).y1 < leg.y0
+    whole = fig.get_tightbbox(renderer).width * fig.dpi
+    assert ax.get_window_extent(renderer).width > 0.7 * whole
     assert legibility.figure_problems(fig) == []
     plt.close(fig)
 

@@ -159,6 +159,39 @@ def test_on_top_draws_the_baseline_over_the_other_curves():
     assert z["A"] > z["B"]
 
 
+def test_split_readings_draws_each_reading_in_a_panel_of_its_own():
+    """Plot option split_readings: the paper text's curves and each reading's in panels of their own
+    (only the panel/reading pairs that hold data, a reading's label without the panel's name it
+    repeats), each method under its base curve's name and look, the readings of one panel on one y
+    range, the legend naming each method once."""
+    import matplotlib.pyplot as plt
+
+    runs = _spread_runs(1.0)
+    other = runs.assign(panel="q")
+    code = runs.assign(curve=runs["curve"] + " [code (G = 4)]", regret=runs["regret"] * 3)
+    code_q = other.assign(curve=other["curve"] + " [code (G = 4), q]")
+    df = pd.concat([runs, other, code, code_q], ignore_index=True)
+    readings = {"A [code (G = 4)]": "A", "B [code (G = 4)]": "B", "A [code (G = 4), q]": "A",
+                "B [code (G = 4), q]": "B"}
+    spec = {"id": "x", "band": "ci95", "panels": ["p", "q"], "readings": readings,
+            "methods": {"A": "ensemble_pp_neural", "B": "epinet"}}
+    fig = plotting.regret_curves.draw(df, spec, {"split_readings": True})
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["p\nthe paper's text", "p\ncode (G = 4)", "q\nthe paper's text", "q\ncode (G = 4)"]
+    for ax in fig.axes:
+        assert sorted(ln.get_label() for ln in ax.get_lines()) == ["A", "B"]
+        assert {ln.get_linestyle() for ln in ax.get_lines()} == {"-"}
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() and fig.axes[0].get_ylim()[1] > 300
+    colours = {}
+    for ax in fig.axes:
+        for ln in ax.get_lines():
+            colours.setdefault(ln.get_label(), set()).add(str(ln.get_color()))
+    assert all(len(c) == 1 for c in colours.values()) and colours["A"] != colours["B"]   # one look per method
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert labels == ["A", "B"]
+    plt.close(fig)
+
+
 def test_a_band_style_that_does_not_exist_is_named():
     with pytest.raises(ValueError, match="band_style 'dots' is not one of auto, fill, bars"):
         plotting.regret_curves.draw(_spread_runs(1.0), {"id": "x", "band": "sd"}, {"band_style": "dots"})

@@ -14,7 +14,7 @@ OPTIONS = {
     "min_ensemble_size": frozenset({"base", "fit", "group", "legend_loc", "logy", "ncols", "x", "xlabel", "y",
                                     "ylabel"}),
     "regret_curves": frozenset({"alpha", "band_style", "legend_loc", "legend_split", "legend_split_at", "logx",
-                                "logy", "ncols", "on_top", "x", "xlabel", "y", "ylabel", "ylim"}),
+                                "logy", "ncols", "on_top", "split_readings", "x", "xlabel", "y", "ylabel", "ylim"}),
     "runtime": frozenset({"legend_loc", "logx", "ncols", "parts", "xlabel"}),
     "table": frozenset({"columns", "digits", "floatfmt", "fontsize", "index", "wrap"}),
 }

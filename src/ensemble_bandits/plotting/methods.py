@@ -27,7 +27,7 @@ FAMILIES = {
     "Ensemble+": (_CB[5], "-"),      # brown: the palette's pink sat too near greedy's purple (they share figures)
     "ensemble sampling": (_CB[7], "--"),
     "ensemble sampling, doubling trick": (_CB[9], ":"),
-    "EpiNet": (_CB[8], "-"),
+    "EpiNet": ("#8F8A00", "-"),      # dark olive: the palette's yellow read faintly on white
     "Langevin Monte Carlo TS": ((0.1, 0.1, 0.1), "-"),
 }
 

@@ -57,14 +57,53 @@ def _bars(ax, s, x, st, i, n):
                 fmt="none", ecolor=st["color"], elinewidth=1.2, capsize=2.5, alpha=0.85)
 
 
+def split_readings(df, spec: dict, panels: list, curves: list):
+    """Plot option ``split_readings``: each reading in a panel of its own beside the paper text's, in
+    place of up to three line styles per method in one panel.  Returns (df, spec, panels, curves,
+    group) with the panels "<panel>" + a line naming the reading ("the paper's text" first, then each
+    reading's label in order of appearance, without the panel's name where the label repeats it; only
+    the pairs that hold data), every curve under its base curve's name, so that a method keeps its
+    colour and line style in each panel and the legend names the methods once, and ``group``: each
+    new panel's original panel (its panels share a y range)."""
+    readings = spec.get("readings") or {}
+    if not readings:
+        return df, spec, panels, curves, {p: p for p in panels}
+
+    def label(curve, panel):
+        base = readings.get(curve)
+        if base is None:
+            return "the paper's text"
+        text = curve[len(base):] if curve.startswith(base) else curve
+        text = text.strip().removeprefix("[").removesuffix("]").strip()
+        return text.removesuffix(f", {panel}") if panel else text
+
+    df = df.copy()
+    which = [label(c, p) for c, p in zip(df["curve"], df["panel"])]
+    order = list(dict.fromkeys(["the paper's text", *which]))
+    pairs = set(zip(df["panel"], which))
+    name = {(p, w): f"{p}\n{w}" if p else w for p, w in pairs}
+    df["panel"] = [name[(p, w)] for p, w in zip(df["panel"], which)]
+    df["curve"] = df["curve"].map(lambda c: readings.get(c, c))
+    split = [name[(p, w)] for p in panels for w in order if (p, w) in pairs]
+    group = {name[(p, w)]: p for p, w in pairs}
+    base = [c for c in curves if c not in readings]
+    return df, {**spec, "readings": {}, "panels": split}, split, base, group
+
+
 def draw(df, spec, plot):
     """Options: y, x (default t), ylabel, xlabel, ncols, legend_split, legend_split_at,
     legend_loc ("best", any matplotlib loc, or "outside"), style_by, hue_by, black, logx, logy,
     ylim, alpha (band opacity), band_style ("fill", "bars": ±band bars at a quarter, half, three
     quarters and the end of the run, dodged by curve; default "auto": :func:`bands_as_bars`),
-    hline / hline_label (numeric reference line(s))."""
+    hline / hline_label (numeric reference line(s)), on_top (curves drawn over the others),
+    split_readings (each reading in a panel of its own, the readings of one environment sharing a y range,
+    the legend below the panels: :func:`split_readings`)."""
     kind = "regret_curves"
     df, panels, curves = prepare_sim(df, spec, kind)
+    split = bool(plot.get("split_readings")) and bool(spec.get("readings"))
+    group = {p: p for p in panels}
+    if split:
+        df, spec, panels, curves, group = split_readings(df, spec, panels, curves)
     y = plot.get("y", "regret")
     x = plot.get("x", "t")
     require(df, [x, y], kind)
@@ -96,7 +135,8 @@ def draw(df, spec, plot):
         paper_points(ax, spec, panel)
         ax.set_title(panel)
         ax.set_xlabel(plot.get("xlabel", "round t" if x == "t" else x))
-        ax.set_ylabel(plot.get("ylabel", default_ylabel(y)))
+        if not split or panel == next(p for p in panels if group[p] == group[panel]):
+            ax.set_ylabel(plot.get("ylabel", default_ylabel(y)))
         if plot.get("logx"):
             ax.set_xscale("log")
         if plot.get("logy"):
@@ -107,6 +147,12 @@ def draw(df, spec, plot):
             ax.set_ylim(*plot["ylim"])
         right = sp[x].max() * (1 + (BAR_DODGE * (len(shown) / 2 + 1) if bars and not plot.get("logx") else 0))
         ax.set_xlim(left=sp[x].min() if plot.get("logx") else min(0, sp[x].min()), right=right)
+    for g in set(group.values()):        # the panels of one original panel (its readings) share a y range
+        mine = [ax for ax, p in zip(axes, panels) if group[p] == g and p in lines]
+        if len(mine) > 1 and not plot.get("ylim"):
+            lo, hi = min(ax.get_ylim()[0] for ax in mine), max(ax.get_ylim()[1] for ax in mine)
+            for ax in mine:
+                ax.set_ylim(lo, hi)
     # legends: one handle per curve (first panel where it appears), then reference lines
     handle = {}
     for panel in panels:
@@ -119,7 +165,7 @@ def draw(df, spec, plot):
                 handle[lab] = h
                 present.append(lab)
                 curves = list(curves) + [lab]
-    loc = plot.get("legend_loc") or ("best" if len(present) <= 8 else "outside")
+    loc = plot.get("legend_loc") or ("best" if len(present) <= 8 and not split else "outside")
     if plot.get("legend_split") and len(axes) >= 2:
         loc = "best" if loc == "outside" else loc
         k = int(plot.get("legend_split_at") or math.ceil(len(present) / 2))

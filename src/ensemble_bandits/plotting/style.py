@@ -370,7 +370,7 @@ def seeds_footer(spec: dict, kind: str, df: pd.DataFrame, band_kind: str | None,
 def finish_figure(fig, spec: dict, kind: str, footer: str):
     """Title on top, footer at the bottom, tight layout in between; then made legible at a page's
     width (:mod:`.legibility`): mathtext labels, no text under the printed minimum, a legend that
-    would cover data moved beside the panels, overlapping tick labels thinned."""
+    would cover data moved below the panels, overlapping tick labels thinned."""
     from .legibility import legends_over_data, prettify, thin_tick_labels, upright_categories
 
     w, h = fig.get_size_inches()
@@ -378,11 +378,11 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     fig.suptitle(title, fontsize=12, y=1 - 0.06 / h, va="top")
     if spec.get("pending_curves"):        # registered curves not simulated yet (registry ``pending:``)
         footer += f" · not simulated yet: {', '.join(spec['pending_curves'])}"
-    fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
+    fig._eb_footer = fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
     prettify(fig, pretty)
     _layout(fig, h)
     _raise_small_text(fig, h)
-    if legends_over_data(fig):      # every panel legend moves into one legend beside the panels
+    if legends_over_data(fig):      # every panel legend moves into one legend below the panels
         handles, labels, ncol = getattr(fig, "_eb_outside_legend", None) or ([], [], 1)
         for ax in fig.axes:
             leg = ax.get_legend()
@@ -406,14 +406,19 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
 def _raise_small_text(fig, h: float) -> None:
     from .legibility import raise_small_text
 
-    for _ in range(4):       # raising text widens the figure (a legend beside it), which lowers the floor
+    for _ in range(4):       # raising text can widen the figure (a long legend), which lowers the floor
         if not raise_small_text(fig):
             return
         _layout(fig, h)
 
 
+LEGEND_GAP_IN = 0.06     # between the panels' labels and a legend below them, and between it and the footer
+
+
 def _layout(fig, h: float) -> None:
-    """Tight layout below the title and above the footer; the figure legend (if any) right of the panels."""
+    """Tight layout below the title and above the footer; the figure legend (if any) below the panels,
+    centred on them, in as many columns as their width holds, and the footer below it.  Below rather
+    than beside: beside, a legend of long labels took more of the image's width than the panels."""
     for leg in list(fig.legends):
         leg.remove()
     with warnings.catch_warnings():
@@ -422,13 +427,29 @@ def _layout(fig, h: float) -> None:
     outside = getattr(fig, "_eb_outside_legend", None)
     if outside:
         handles, labels, ncol = outside
-        renderer = fig.canvas.get_renderer()   # right of every panel's tick labels, not only its frame
-        right_px = max(ax.get_tightbbox(renderer).x1 for ax in fig.axes if ax.get_visible())
-        right = fig.transFigure.inverted().transform((right_px, 0))[0]
-        leg = fig.legend(handles, [pretty(lab) for lab in labels], loc="center left", bbox_to_anchor=(right + 0.025, 0.5), ncol=ncol)
+        renderer = fig.canvas.get_renderer()   # below every panel's tick labels and axis label
+        boxes = [ax.get_tightbbox(renderer) for ax in fig.axes if ax.get_visible()] or [fig.bbox]
+        to_fig = fig.transFigure.inverted()
+        x0, y0 = to_fig.transform((min(b.x0 for b in boxes), min(b.y0 for b in boxes)))
+        x1, _ = to_fig.transform((max(b.x1 for b in boxes), 0))
+        gap = LEGEND_GAP_IN / h
         floor = getattr(fig, "_eb_text_floor", 0.0)
-        for text in leg.get_texts():
-            text.set_fontsize(max(text.get_fontsize(), floor))
+        width_px = (x1 - x0) * fig.bbox.width
+        leg = None
+        for cols in range(min(len(labels), max(int(ncol), 6)), 0, -1):   # the most columns that fit the panels' width
+            if leg is not None:
+                leg.remove()
+            leg = fig.legend(handles, [pretty(lab) for lab in labels], loc="upper center",
+                             bbox_to_anchor=((x0 + x1) / 2, y0 - gap), ncol=cols)
+            for text in leg.get_texts():
+                text.set_fontsize(max(text.get_fontsize(), floor))
+            if cols == 1 or leg.get_window_extent(renderer).width <= width_px:
+                break
+        footer = getattr(fig, "_eb_footer", None)
+        if footer is not None:     # below the legend (the saved figure's tight box takes in both)
+            bottom = to_fig.transform((0, leg.get_window_extent(renderer).y0))[1]
+            footer.set_y(bottom - gap)
+            footer.set_va("top")
 
 
 def save_figure(fig, out_pdf=None, out_png=None) -> dict:
@@ -512,12 +533,12 @@ def paper_columns(df: pd.DataFrame, spec: dict, by: str = "curve") -> pd.DataFra
 
 
 def place_legend(ax, handles, labels, loc="best", ncol=1):
-    """Legend inside ``ax`` at ``loc``, or with loc="outside" one figure legend right of the panels
+    """Legend inside ``ax`` at ``loc``, or with loc="outside" one figure legend below the panels
     (saved figures use bbox_inches="tight", so it is kept)."""
     if not handles:
         return None
     if loc == "outside":
         fig = ax.figure
-        fig._eb_outside_legend = (handles, labels, ncol)  # placed by finish_figure, after tight_layout
+        fig._eb_outside_legend = (handles, labels, ncol)  # placed by finish_figure, after tight_layout (_layout)
         return None
     return ax.legend(handles, labels, loc=loc, ncol=ncol)
