@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import registry
+from ensemble_bandits import readme, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -71,6 +71,36 @@ def test_readme_holds_no_dates_issue_numbers_or_commit_hashes():
     assert not re.search(r"\bissues? \d+", text, flags=re.I), "an issue number in README.md"
     hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search(r"[a-f]", h) and re.search(r"\d", h)]
     assert not hashes, f"commit hashes in README.md: {hashes}"
+
+
+@pytest.mark.parametrize("name", list(readme.BLOCKS))
+def test_the_readmes_generated_blocks_are_what_the_committed_files_give(name):
+    """The headline (the committed paper-scale report's tally) and the measured durations (the timings
+    page) are generated, never typed: rewritten when REPORT.md is published and when the page is."""
+    text = _text(README)
+    assert readme.block(text, name) is not None, f"README.md lost the markers of its {name} block"
+    assert readme.block(text, name) == readme.generated(name, ROOT), (
+        f"README.md's {name} block is stale: python -m ensemble_bandits.readme {name}")
+
+
+def test_the_headline_counts_the_report_per_paper_and_refresh_rewrites_only_the_blocks(tmp_path):
+    report = ("# Replication report\n\n10 claims checked: 5 reproduced, 3 not reproduced, 2 inconclusive. More.\n\n"
+              "- **phe**: 4 checked: 2 reproduced, 1 not reproduced, 1 inconclusive\n"
+              "- **epp**: 6 checked: 3 reproduced, 2 not reproduced, 1 inconclusive\n\n"
+              "Not run at this scale (left out with `skip`): epp-fig3c, glmes-fig4b.\n")
+    text = readme.headline(report)
+    assert "10 of the papers' claims are checked: 5 reproduced, 3 not reproduced, 2 inconclusive" in text
+    assert "| `phe-` | 4 | 2 | 1 | 1 |" in text and "| `epp-` | 6 | 3 | 2 | 1 |" in text
+    assert "](figures/paper/REPORT.md)" in text and "2 figure ids are not run at paper scale" in text
+    (tmp_path / "figures/paper").mkdir(parents=True)
+    (tmp_path / "figures/paper/REPORT.md").write_text(report)
+    start, end = readme.BLOCKS["headline"]
+    (tmp_path / "README.md").write_text(f"# T\n\n{start}\nold\n{end}\n\nrest\n")
+    assert readme.refresh(("headline",), root=tmp_path) == ["headline"]
+    assert (tmp_path / "README.md").read_text() == f"# T\n\n{start}\n{text}\n{end}\n\nrest\n"
+    assert readme.refresh(("headline",), root=tmp_path) == []          # up to date: left as it is
+    with pytest.raises(ValueError, match="no tally"):
+        readme.headline("# an empty report\n")
 
 
 def test_docs_do_not_point_outside_the_repository():

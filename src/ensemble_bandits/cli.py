@@ -203,6 +203,10 @@ def cmd_publish(args):
         publish(args.staged, args.out)
     except PublishError as err:
         raise SystemExit(str(err)) from None
+    from . import readme
+
+    if any(os.path.normpath(out) == os.path.normpath(readme.REPORT) for out in args.out):   # the README's headline
+        print(f"README.md: {', '.join(readme.refresh(('headline',))) or 'headline up to date'}", file=sys.stderr)
 
 
 def cmd_claims(args):
@@ -330,6 +334,10 @@ def cmd_timings(args):
                          f"Read from the simulate jobs' logs under results/{args.scale}/logs/simulate on the "
                          f"machine that ran them: wall and CPU seconds (CPU: every thread of the job's process) "
                          f"and the largest job's peak resident memory.", body, measured_here=False)
+        from . import readme
+
+        if os.path.normpath(page) == os.path.normpath(readme.TIMINGS):   # the README's measured durations
+            readme.refresh(("durations",))
         return
     logs = paths.simulate_log(args.scale)
     if not (os.path.isdir(logs) and os.listdir(logs)):

@@ -1,0 +1,126 @@
+"""The README's generated blocks: the headline (the counted tally of the committed paper-scale
+report, per paper, linking it) and the measured durations of paper-scale figures.  Each sits in
+README.md between an opening and a closing marker and is written only by :func:`refresh`: the headline
+when the paper-scale REPORT.md is published (``cli publish``), the durations when
+``ensemble-bandits timings --scale paper --page docs/timings-paper.md`` writes its page, and both by
+``python -m ensemble_bandits.readme``.  tests/test_docs.py checks that the README's blocks are what
+these functions make of the committed files, so the README never states a count or a time by hand."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPORT = "figures/paper/REPORT.md"
+TIMINGS = "docs/timings-paper.md"
+VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+BLOCKS = {
+    "headline": ("<!-- headline: generated from figures/paper/REPORT.md (ensemble_bandits.readme); do not edit -->",
+                 "<!-- end of headline -->"),
+    "durations": ("<!-- durations: generated from docs/timings-paper.md (ensemble_bandits.readme); do not edit -->",
+                  "<!-- end of durations -->"),
+}
+_COUNTS = re.compile(r"(\d+) claims checked: (\d+) reproduced, (\d+) not reproduced, (\d+) inconclusive\.")
+_PAPER = re.compile(r"^- \*\*([a-z]+)\*\*: (\d+) checked: (\d+) reproduced, (\d+) not reproduced, (\d+) inconclusive$",
+                    re.M)
+
+
+def headline(report_text: str) -> str:
+    """The README's headline from a REPORT.md's tally (its first count and its line per paper)."""
+    m = _COUNTS.search(report_text)
+    if m is None:
+        raise ValueError(f"{REPORT} holds no tally ('N claims checked: ...')")
+    total, *counts = (int(g) for g in m.groups())
+    out = [f"**At paper scale, {total} of the papers' claims are checked: "
+           + ", ".join(f"{n} {v}" for n, v in zip(counts, VERDICTS))
+           + f"** ([{REPORT}]({REPORT}): each claim with its verdict, the numbers behind it and, where it is not "
+           "reproduced or inconclusive, the cause). Each paper finding counts once; claims designed here, "
+           "rows that only report numbers and findings resting on a substitute setting are not counted.", ""]
+    skipped = re.search(r"^Not run at this scale \(left out with `skip`\): (.*)\.$", report_text, re.M)
+    if skipped:
+        n = len(skipped.group(1).split(", "))
+        out[0] += (f" {n} figure ids are not run at paper scale yet (GPU work or many CPU-hours; the report lists "
+                   f"them); the default scale covers every id.")
+    rows = _PAPER.findall(report_text)
+    if rows:
+        out += ["| paper | claims checked | " + " | ".join(VERDICTS) + " |", "|---|---|---|---|---|"]
+        out += [f"| `{paper}-` | {n} | {a} | {b} | {c} |" for paper, n, a, b, c in rows]
+    return "\n".join(out)
+
+
+def _timings_rows(page_text: str) -> dict:
+    """{figure: (jobs, logged, wall s)} of a timings page's table."""
+    rows = {}
+    for line in page_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 6 and re.fullmatch(r"[a-z]+-[\w-]+", parts[0]) and parts[1].isdigit():
+            rows[parts[0]] = (int(parts[2]), int(parts[3]), float(parts[4]))
+    if not rows:
+        raise ValueError(f"{TIMINGS} holds no timings table")
+    return rows
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def durations(page_text: str, example: str = "phe-fig1") -> str:
+    """The README's measured durations of one figure at paper scale, from a timings page: the
+    README's example figure and the range over the figures whose every simulation job was logged."""
+    rows = _timings_rows(page_text)
+    whole = {f: wall for f, (jobs, logged, wall) in rows.items() if jobs and logged == jobs}
+    lo, hi = min(whole, key=whole.get), max(whole, key=whole.get)
+    text = (f"One figure at paper scale, as measured ([{TIMINGS}]({TIMINGS}), the simulation jobs' wall time on a "
+            f"2-core machine): ")
+    if example in whole:
+        text += f"{example} {_duration(whole[example])}; "
+    return text + (f"from {_duration(whole[lo])} ({lo}) to {_duration(whole[hi])} ({hi}) over the "
+                   f"{len(whole)} figures whose every job was logged. A figure redrawn from its committed archive "
+                   f"simulates nothing and takes under a minute.")
+
+
+def generated(name: str, root=".") -> str:
+    """What block ``name`` should hold, made from the committed files under ``root``."""
+    root = Path(root)
+    if name == "headline":
+        return headline((root / REPORT).read_text(encoding="utf-8"))
+    return durations((root / TIMINGS).read_text(encoding="utf-8"))
+
+
+def block(readme_text: str, name: str) -> str | None:
+    """The text between block ``name``'s markers in a README (None when it has none)."""
+    start, end = BLOCKS[name]
+    m = re.search(re.escape(start) + r"\n(.*?)\n" + re.escape(end), readme_text, re.S)
+    return m.group(1) if m else None
+
+
+def refresh(names=tuple(BLOCKS), root=".", readme="README.md") -> list:
+    """Rewrite the README's blocks ``names`` from the committed files; returns the names changed.  A
+    README without a block's markers is left as it is."""
+    from .atomic import write_text_atomic
+
+    path = Path(root) / readme
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    changed = []
+    for name in names:
+        old = block(text, name)
+        new = generated(name, root)
+        if old is None or old == new:
+            continue
+        start, end = BLOCKS[name]
+        text = text.replace(f"{start}\n{old}\n{end}", f"{start}\n{new}\n{end}")
+        changed.append(name)
+    if changed:
+        write_text_atomic(text, path)
+    return changed
+
+
+if __name__ == "__main__":      # python -m ensemble_bandits.readme [headline|durations ...]
+    done = refresh(tuple(sys.argv[1:]) or tuple(BLOCKS))
+    print(f"README.md: {', '.join(done) + ' rewritten' if done else 'up to date'}", file=sys.stderr)
