@@ -265,6 +265,23 @@ def test_progress_counts_the_run_files_done_and_shows_running_jobs(tmp_path, con
     assert "abc-0-2: seeds 0-1: round 30/300, 4 s elapsed" in res.stdout and "def-0-2" not in res.stdout
 
 
+def test_publishing_the_paper_report_rewrites_the_readmes_headline(tmp_path):
+    """The README's headline is the published paper-scale REPORT.md's tally (ensemble_bandits.readme):
+    `cli publish` of figures/paper/REPORT.md rewrites it; the README's other text stays as it is."""
+    from ensemble_bandits import readme
+
+    start, end = readme.BLOCKS["headline"]
+    (tmp_path / "README.md").write_text(f"# r\n{start}\nstale\n{end}\ntail\n")
+    staged = tmp_path / "staged.md"
+    staged.write_text("# Replication report\n\n3 claims checked: 1 reproduced, 1 not reproduced, 1 inconclusive.\n\n"
+                      "- **phe**: 3 checked: 1 reproduced, 1 not reproduced, 1 inconclusive\n")
+    res = _cli("publish", "--staged", str(staged), "--out", "figures/paper/REPORT.md", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "README.md").read_text()
+    assert readme.block(text, "headline") == readme.headline(staged.read_text()) and text.endswith(f"{end}\ntail\n")
+    assert "3 of the papers' claims are checked" in text and "README.md: headline" in res.stderr
+
+
 def test_publish_checks_each_file_and_carries_a_tables_copies(tmp_path):
     """`cli publish`: a staged PDF goes into place with its table's markdown and LaTeX copies; a
     file that is not what its name says is refused and nothing is copied."""

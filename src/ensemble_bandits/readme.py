@@ -80,7 +80,7 @@ def durations(page_text: str, example: str = "phe-fig1") -> str:
         text += f"{example} {_duration(whole[example])}; "
     return text + (f"from {_duration(whole[lo])} ({lo}) to {_duration(whole[hi])} ({hi}) over the "
                    f"{len(whole)} figures whose every job was logged. A figure redrawn from its committed archive "
-                   f"simulates nothing and takes under a minute.")
+                   f"simulates nothing.")
 
 
 def generated(name: str, root=".") -> str:
