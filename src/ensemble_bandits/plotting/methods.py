@@ -3,7 +3,7 @@ method family, and a family has one colour and one base line style in every plot
 
 A figure whose curves are several methods draws each in its family colour (agents of one family
 that can share a figure, e.g. Lin-TS and Neural-TS, in fixed shades of it); several curves of one
-agent (e.g. Lin-ES and its ablations) get shades of that colour and line styles in turn; a reading's curve (``<curve> [<label>]``) takes its base curve's colour, dash-dotted.  Figures
+agent (e.g. Lin-ES and its ablations) get shades of that colour and line styles in turn; a reading's curve (``<curve> [<label>]``) takes its base curve's colour, dash-dotted (or, with the plot option ``split_readings``, its base curve's look in a panel of its own).  Figures
 that sweep a parameter of one method colour by that parameter instead (plot option ``hue_by``).
 
 Where a paper states its style it is used: Sun, Wang & Xu draw ensemble sampling grey and dashed and
