@@ -165,7 +165,7 @@ def test_the_converged_premise_under_its_first_rule_is_decided_again_beside_the_
     random policy's per-round regret); the section row shows both, and a gated claim's row the verdict
     committed under the rule its latest revision replaced."""
     from ensemble_bandits import report, revisions
-    from ensemble_bandits.cli import build_table
+    from ensemble_bandits.aggregate import build_table
     from ensemble_bandits.data import config_data_dir
 
     fid = "epp-fig11"
