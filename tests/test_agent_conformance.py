@@ -26,7 +26,7 @@ import pytest
 from helpers import reachable, run_history
 from ensemble_bandits import ALGORITHMS_VERSION, runner, validation
 from ensemble_bandits.agents import AGENTS
-from ensemble_bandits.aggregate import identity_of
+from ensemble_bandits.cells import identity_of
 from ensemble_bandits.envs.base import Environment
 from ensemble_bandits.plotting.methods import AGENT_FAMILY, FAMILIES
 from ensemble_bandits.protocol import Setting

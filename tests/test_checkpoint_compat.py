@@ -25,7 +25,7 @@ from helpers import Stop, stopping_at  # noqa: E402
 
 from ensemble_bandits import runner  # noqa: E402
 from ensemble_bandits.agents import AGENTS  # noqa: E402
-from ensemble_bandits.aggregate import identity_of  # noqa: E402
+from ensemble_bandits.cells import identity_of  # noqa: E402
 from ensemble_bandits.checkpoint import Checkpoint  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "checkpoints"
