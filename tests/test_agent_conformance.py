@@ -7,7 +7,7 @@ the agents:
   truth (theta*, the mean rewards, the best arm and its mean);
 - **batch, split and thread invariance**: a seed's numbers are the same played in one batch, in a job of
   its own, in a split job, one seed per batch, and, for a torch agent, at one and at two torch threads
-  (a numpy agent's job runs on one thread: ``validation.job_threads``);
+  (a numpy agent's job runs on one thread: ``cells.job_threads``);
 - **a typed parameter spec**: every hyper-parameter a keyword argument of ``__init__`` with a default and
   a type annotation (what the registry's validation reads);
 - **a version stamp**: an integer ``revision`` >= 0, carried in the algorithms stamp of its runs
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from helpers import reachable, run_history
-from ensemble_bandits import ALGORITHMS_VERSION, runner, validation
+from ensemble_bandits import ALGORITHMS_VERSION, cells, runner
 from ensemble_bandits.agents import AGENTS
 from ensemble_bandits.cells import identity_of
 from ensemble_bandits.envs.base import Environment
@@ -60,7 +60,7 @@ def _params(name: str) -> set:
 
 
 def _uses_torch(name: str) -> bool:
-    return validation.uses_torch({"agent": {"name": name}})
+    return cells.uses_torch({"agent": {"name": name}})
 
 
 def test_every_small_spec_names_a_registered_agent_and_its_parameters():
@@ -152,7 +152,7 @@ def test_a_seeds_numbers_do_not_depend_on_its_batch_or_job(name):
 def test_a_seeds_numbers_do_not_depend_on_the_number_of_threads(name):
     cell = _cell(name)
     if not _uses_torch(name):
-        assert validation.job_threads(cell, 4) == 1, f"{name}: a numpy agent's job must run on one thread"
+        assert cells.job_threads(cell, 4) == 1, f"{name}: a numpy agent's job must run on one thread"
         return
     import torch
 
@@ -177,7 +177,7 @@ def test_every_agent_carries_a_version_stamp(name):
     cls, cell = AGENTS[name], _cell(name)
     revision = getattr(cls, "revision", None)
     assert isinstance(revision, int) and not isinstance(revision, bool) and revision >= 0, (name, revision)
-    stamp = runner.algorithms_stamp(cell)
+    stamp = cells.algorithms_stamp(cell)
     assert stamp.startswith(ALGORITHMS_VERSION), (name, stamp)
     assert (f"revision {revision}" in stamp) == (revision > 0), (name, stamp)
     assert json.loads(str(identity_of(cell, SEEDS)))["algorithms"] == stamp
