@@ -537,8 +537,9 @@ def verdict_text(rows, scale: str = "paper") -> str:
         if kind == "counted":
             text += f"; counted: **{status}**" + ("" if status == now or all(
                 n["counted"]["rule"] == "first" for n in notes) else f" ({notes[0]['counted']['rule']})")
-    if kind == "counted" and status == "reproduced" and weak_evidence(rows):
-        text += "<br>⚠ weak evidence: " + "; ".join(weak_evidence(rows))
+    weak = weak_evidence(rows) if kind == "counted" and status == "reproduced" else []
+    if weak:
+        text += "<br>⚠ weak evidence: " + "; ".join(weak)
     if all(c.get("added_after") for _, c in rows):       # every row of the finding came after the numbers
         text += "<br>added after the numbers"
     return text + _earlier(rows)
