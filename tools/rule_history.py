@@ -29,9 +29,9 @@ import sys
 
 import yaml
 
+from ensemble_bandits.papers import PREFIXES
 from ensemble_bandits.rules import fingerprint, rule_of
 
-PAPERS = ("phe", "lines", "glmes", "epp")
 ROW = re.compile(r"^\| ([a-z0-9][a-z0-9-]*): .*? \| (?:✅|❌|❔|📏) ([a-z ]+?)(?: \(| —| \||<br>)", re.M)
 SECTION = re.compile(r"^### ([a-z]+-[a-z0-9-]+) — ", re.M)
 
@@ -49,7 +49,7 @@ def show(commit: str, path: str):
 
 def registry_at(commit: str) -> dict:
     out = {}
-    for paper in PAPERS:
+    for paper in PREFIXES:
         text = show(commit, f"config/figures/{paper}.yaml")
         if text:
             out.update(yaml.safe_load(text) or {})
