@@ -95,6 +95,32 @@ def test_cell_frames_take_archived_cells_and_read_run_files_for_the_others(tmp_p
     pd.testing.assert_frame_equal(frames["bbbbbbbbbbbb"], archive.reduce_runs(runs, "full"))
 
 
+def test_an_archive_of_a_cells_first_seeds_supplies_them_at_a_block_edge_and_run_files_the_rest(tmp_path,
+                                                                                                   monkeypatch):
+    """A fresh study's seed ranges (ensemble_bandits.fresh): the committed archive holds seeds 0..2, the
+    figure now runs 0..4 cut at 3; the archive supplies 0..2 and only the run file of 3..4 is read."""
+    path = tmp_path / "lines-x.parquet"
+    archive.write_archive(_fig(), {"aaaaaaaaaaaa": archive.reduce_runs(_runs(3), "full")}, path)
+    more = _fig(seeds=5)
+    assert archive.usable(path, more) == {}                            # no block edge at 3: not taken
+    more["series"][0]["cuts"] = [3, 4, 5]
+    assert archive.usable(path, more) == {"aaaaaaaaaaaa": 3}
+    assert archive.covering(more, [path]) == [(str(path), {"aaaaaaaaaaaa": 3})]
+    monkeypatch.chdir(tmp_path)
+    from ensemble_bandits.atomic import write_columns_atomic
+    from ensemble_bandits.cli import run_identity
+
+    runs = _runs(5)
+    fresh = runs[runs["seed"] >= 3]
+    cell = more["series"][0]["cell"]
+    write_columns_atomic({**{c: fresh[c].to_numpy() for c in fresh}, **run_identity(cell, range(3, 5))},
+                         paths.run_file("paper", "aaaaaaaaaaaa", 3, 5))
+    held = archive.read_covering(more, archive.covering(more, [path]))
+    files = [paths.run_file("paper", "aaaaaaaaaaaa", a, b) for a, b in ((0, 3), (3, 5))]   # 0..2: never read
+    frames = cell_frames(more, 50, held, files=files)
+    pd.testing.assert_frame_equal(frames["aaaaaaaaaaaa"], archive.reduce_runs(runs, "full"))
+
+
 def test_a_cell_missing_from_the_figures_archive_is_taken_from_another_figures(tmp_path):
     own = _fig()
     own["series"].append(dict(own["series"][0], key="bbbbbbbbbbbb", curve="B"))
@@ -106,7 +132,7 @@ def test_a_cell_missing_from_the_figures_archive_is_taken_from_another_figures(t
     archive.write_archive(other, {"bbbbbbbbbbbb": rows["b"], "cccccccccccc": rows["c"]}, theirs)
     assert archive.committed(tmp_path, "lines-x") == [str(mine), str(theirs)]
     sources = archive.covering(own, archive.committed(tmp_path, "lines-x"))
-    assert sources == [(str(mine), ["aaaaaaaaaaaa"]), (str(theirs), ["bbbbbbbbbbbb"])]
+    assert sources == [(str(mine), {"aaaaaaaaaaaa": 3}), (str(theirs), {"bbbbbbbbbbbb": 3})]
     back = archive.read_covering(own, sources)
     pd.testing.assert_frame_equal(back["bbbbbbbbbbbb"], rows["b"])
     with pytest.raises(archive.ArchiveError, match="is of figure 'lines-y', not 'lines-x'"):

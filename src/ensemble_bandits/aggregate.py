@@ -16,7 +16,7 @@ import numpy as np
 
 from . import stats
 from .cells import param_count, stamp_of
-from .paths import run_key
+from .paths import run_key, run_seeds
 from .protocol import TIMED_PARTS
 from .registry import figure_runs
 from .stats import final_rows
@@ -80,6 +80,8 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, arch
     if staged:
         arch.write_archive(fig, frames, staged)
     table = figure_table(fig, seeds_per_job, frames=frames)
+    if fig.get("fresh"):    # a fresh study's seeds decide its claims alone (ensemble_bandits.fresh)
+        table = table[table["seed"] < fig["seeds"]].reset_index(drop=True)
     if "derive" in entry:
         d = entry["derive"]
         table = DERIVED[d["name"]](table, **d.get("params", {}))
@@ -89,21 +91,25 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, arch
 def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
     """{key: rows} of every cell of a resolved figure, as the figure keeps them (compact, finals
     only for ``archive: finals``; :func:`archive.reduce_runs`): ``archived`` ({key: rows} from its
-    archive) first, the other cells from their run files."""
+    archive, seeds 0 .. n - 1) first, the other cells and seeds from their run files (a cell whose
+    archive holds only its first seeds: the blocks after them, a fresh study's seeds)."""
     import pandas as pd
 
     from .archive import archive_mode, reduce_runs
 
-    frames = dict(archived or {})
+    archived = dict(archived or {})
+    held = {k: int(rows["seed"].max()) + 1 if len(rows) else 0 for k, rows in archived.items()}
     files = files or figure_runs(fig, per_job)
     cells = {s["key"]: s["cell"] for s in fig["series"]}
     by_key = {}
     for f in files:
         key = run_key(f)
-        if key not in frames:
+        if run_seeds(f)[0] >= held.get(key, 0):
             by_key.setdefault(key, []).append(read_run(f, cells[key], stamp_of(fig, key, cells[key])))
     mode = archive_mode(fig)
-    frames.update({k: reduce_runs(pd.concat(v, ignore_index=True), mode) for k, v in by_key.items()})
+    frames = dict(archived)
+    frames.update({k: reduce_runs(pd.concat(([archived[k]] if k in archived else []) + v, ignore_index=True), mode)
+                   for k, v in by_key.items()})
     return frames
 
 

@@ -135,16 +135,37 @@ def _cells_ok(cells) -> bool:
 
 
 def usable_keys(path, fig: dict, any_figure: bool = False) -> list:
-    """The figure's cells the archive covers: same key, same algorithms version, enough seeds (an
-    absent archive covers none).  ``any_figure``: the archive may be another figure's."""
+    """The figure's cells the archive covers, in full or in part (:func:`usable`)."""
+    return sorted(usable(path, fig, any_figure))
+
+
+def usable(path, fig: dict, any_figure: bool = False) -> dict:
+    """{key: seeds it supplies} of the figure's cells the archive covers: same key, same algorithms
+    version, and either every seed the figure uses or the seeds before one of the cell's block edges
+    (:func:`partial_edges`: a fresh sequential study's seeds, ensemble_bandits.fresh, come from run
+    files after those the archive holds); an absent archive covers none.  ``any_figure``: the archive
+    may be another figure's."""
     if not os.path.exists(path):
-        return []
+        return {}
     meta = read_meta(path, None if any_figure else fig["id"])
     if meta.get("mode") != archive_mode(fig):
-        return []
-    have = meta["cells"]
-    return sorted(k for k, c in cells_of(fig).items()
-                  if k in have and have[k]["algorithms"] == c["algorithms"] and have[k]["seeds"] >= c["seeds"])
+        return {}
+    have, edges = meta["cells"], partial_edges(fig)
+    return {k: min(have[k]["seeds"], c["seeds"]) for k, c in sorted(cells_of(fig).items())
+            if k in have and have[k]["algorithms"] == c["algorithms"]
+            and (have[k]["seeds"] >= c["seeds"] or have[k]["seeds"] in edges.get(k, ()))}
+
+
+def partial_edges(fig: dict) -> dict:
+    """{key: seed counts} at which an archive holding a cell's first seeds may supply them: a block
+    edge (``cuts``) of every series of the cell that runs more seeds; the later blocks are run."""
+    series = fig.get("series", [])
+    out = {}
+    for key in {s["key"] for s in series}:
+        mine = [s for s in series if s["key"] == key]
+        cuts = {int(c) for s in mine for c in s.get("cuts", ())}
+        out[key] = {c for c in cuts if all(c >= int(s["seeds"]) or c in s.get("cuts", ()) for s in mine)}
+    return out
 
 
 def read_cells(path, fig: dict, keys, any_figure: bool = False) -> dict:
@@ -257,15 +278,16 @@ def committed(folder, fid: str) -> list:
 
 
 def covering(fig: dict, paths, strict: bool = True) -> list:
-    """[(path, keys)]: which of the archives at ``paths`` supply which cells of ``fig``, in order (an
-    archive takes the cells it holds that no earlier one took; those that add none are left out).  The
+    """[(path, {key: seeds})]: which of the archives at ``paths`` supply which cells of ``fig`` and how
+    many of their seeds (:func:`usable`), in order (an archive takes the cells it holds that no earlier
+    one took; those that add none are left out).  The
     figure's own archive must be readable; another figure's that cannot be used raises ArchiveError
     when ``strict``, else is passed over."""
     out, taken = [], set()
     for path in paths:
         own = _own(path, fig)
         try:
-            keys = [k for k in usable_keys(path, fig, any_figure=not own) if k not in taken]
+            keys = {k: n for k, n in usable(path, fig, any_figure=not own).items() if k not in taken}
         except ArchiveError:
             if strict or own:
                 raise

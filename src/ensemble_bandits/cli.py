@@ -220,7 +220,13 @@ def cmd_claims(args):
 
     table = read_table(args.table)
     results = evaluate(entry, table, fig["scale"], absent=fig.get("absent_data", []), pending=fig.get("pending_curves"))
-    results = decided_in_looks(entry, table, results, fig["seeds"])   # a figure planned in looks (registry)
+    fresh = ()
+    if fig.get("fresh"):     # fresh studies at their looks: their seeds from the figure's archive
+        from .fresh import fresh_rows
+
+        rows = fresh_rows(fig, args.archive)
+        fresh = [(state, rows) for state in fig["fresh"]]
+    results = decided_in_looks(entry, table, results, fig["seeds"], fresh)   # a figure planned in looks
     dump_claims(entry["id"], results, args.json, args.rst)
     if args.record:
         digest = None

@@ -42,6 +42,12 @@ def run_key(path) -> str:
     return Path(path).parent.name
 
 
+def run_seeds(path) -> tuple:
+    """The seeds [start, end) of a run file's path (see :func:`run_file`)."""
+    start, end = Path(path).stem.split("-")[1:3]
+    return int(start), int(end)
+
+
 def figure_file(scale, fid) -> str:
     """The resolved figure a job reads (written once per figure and scale by rule resolve_figure)."""
     return f"results/{scale}/figures/{fid}.json"

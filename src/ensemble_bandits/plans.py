@@ -261,27 +261,39 @@ def _continued(fid, study, k, curves, record):
     return {c: study.n[k - 1] if c in going and before[c] == study.n[k - 2] else before[c] for c in curves}
 
 
-def decided_in_looks(entry: dict, table, results: list, seeds: int) -> list:
-    """``results`` (claims.evaluate) with each claim of the figure's own-seeds study (``looks: [...]``)
-    decided by the group-sequential rule at its looks (claims.looks.run_looks) over the seeds the
-    table has, at paper scale: its status is the look's verdict and its record states the look,
-    n, the boundary (z and nominal p), the look's status (decided / undecided / futile) and the
-    curves that still need seeds.  Other claims, other seeds, and figures without such a study:
-    ``results`` itself, unchanged.  (A fresh study's claims are decided on its own seeds, which the
-    workflow does not run yet: their verdicts stay the fixed-seed test's.)"""
-    study = own_study(entry, seeds)
-    if study is None:
-        return results
-    from .claims.looks import DECIDED, claim_comparisons, curves_to_continue, run_looks
+def decided_in_looks(entry: dict, table, results: list, seeds: int, fresh=()) -> list:
+    """``results`` (claims.evaluate) with each claim of a study of the figure decided by the
+    group-sequential rule at its looks (claims.looks.run_looks): the study on the figure's own seeds
+    (``looks: [...]``) over the seeds the table has, at paper scale; a fresh study over its own fresh
+    seeds alone, ``fresh``: [(its state in the resolved figure, ensemble_bandits.fresh; the rows of the
+    fresh seeds)].  Its status is the look's verdict and its record states the look, n, the boundary
+    (z and nominal p), the look's status (decided / undecided / futile), the curves that still need
+    seeds, and for a fresh study its first seed.  Other claims, and figures without such a study:
+    ``results`` itself, unchanged (a fresh study before its first look: the fixed-seed verdict)."""
     from .readings import primary_rows
 
-    rows = primary_rows(table)
+    own = own_study(entry, seeds)
+    runs = [(own, primary_rows(table), None)] if own else []
+    for state, rows in fresh:
+        study = Study(tuple(state["claims"]), int(state["start"]), tuple(study_of(entry, state["claims"][0]).n))
+        rows = primary_rows(rows)
+        runs.append((study, rows[rows["seed"] < study.start + study.n[state["k"] - 1]], study.start))
+    decided = {}
+    for study, rows, first in runs:
+        decided.update(_decided(entry, study, rows, first, results))
+    return [decided.get(r["id"], r) for r in results]
+
+
+def _decided(entry, study, rows, first, results) -> dict:
+    """{claim id: result} of the study's claims decided at its looks on ``rows`` (``first``: the first
+    fresh seed, None on the figure's own seeds)."""
+    from .claims.looks import DECIDED, claim_comparisons, curves_to_continue, run_looks
+
     claims = {c["id"]: c for c in entry.get("claims", [])}
     available = int(rows["seed"].nunique())
-    out = []
+    out = {}
     for res in results:
         if res["id"] not in study.claims or res["status"] == "reported" or available < study.n[0]:
-            out.append(res)
             continue
         at = {}
 
@@ -292,7 +304,7 @@ def decided_in_looks(entry: dict, table, results: list, seeds: int) -> list:
         d = run_looks(study.design, comparisons, available=available)
         comps = at[d.n]
         look = {"look": d.look, "looks": d.looks, "n": d.n, "z": round(d.boundary, 4), "p": float(f"{d.nominal:.4g}"),
-                "look_status": d.status,
+                "look_status": d.status, **({"first": first} if first is not None else {}),
                 "continue": sorted(curves_to_continue([(d, [c.curves for c in comps])]))}
         numbers = "; ".join(c.text or c.label for c in comps) + f" — {d.summary} — {look_words(look)}"
         new = {k: v for k, v in res.items() if k not in ("seeds_to_decide", "decisive")}
@@ -300,14 +312,15 @@ def decided_in_looks(entry: dict, table, results: list, seeds: int) -> list:
         if d.status != DECIDED and d.seeds_needed is not None:
             new["seeds_to_decide"] = d.seeds_needed if d.seeds_needed != float("inf") else \
                 "never (the estimate sits on a bound)"
-        out.append(new)
+        out[res["id"]] = new
     return out
 
 
 def look_words(c: dict) -> str:
     """REPORT.md's words for a claim decided in looks (a record's claim with ``look``): "decided at
     look k of K (n = ...)", "inconclusive (budget)" or "inconclusive (futile)", with its boundary."""
-    at = f"look {c['look']} of {c['looks']} (n = {c['n']}; boundary z = {c['z']:.3f}, nominal p = {c['p']:.3g})"
+    seeds = f"{c['n']} fresh seeds, {c['first']}–{c['first'] + c['n'] - 1}" if "first" in c else c["n"]
+    at = f"look {c['look']} of {c['looks']} (n = {seeds}; boundary z = {c['z']:.3f}, nominal p = {c['p']:.3g})"
     if c["look_status"] == "decided":
         return f"decided at {at}"
     if c["look_status"] == "futile":

@@ -700,7 +700,8 @@ def make_record(fig: dict, results: list, run: dict | None = None, archive_sha25
               "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
               "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
               "run": run or run_info(), **({"archive_sha256": archive_sha256} if archive_sha256 else {}),
-              **({"look": fig["look"]} if fig.get("look") else {})}     # a figure planned in looks (plans.at_look)
+              **({"look": fig["look"]} if fig.get("look") else {}),     # a figure planned in looks (plans.at_look)
+              **({"fresh": fig["fresh"]} if fig.get("fresh") else {})}  # its fresh studies' looks (fresh.at_looks)
     return stamped(record)
 
 

@@ -89,30 +89,49 @@ def figure(scale, fid):
 
 
 def look_record(scale, fid):
-    """[the record of ``fid``] when the figure is built in looks at ``scale`` (the next look reads it), else []."""
-    return [paths.record_file(scale, fid)] if "look" in figure(scale, fid) else []
+    """[the record of ``fid``, and its archive where archives are committed] when the figure is built in
+    looks at ``scale`` (the next look, or a rebuild of a fresh study's look, reads the record), else []."""
+    fig = figure(scale, fid)
+    if "look" not in fig and "fresh" not in fig:
+        return []
+    return [paths.record_file(scale, fid)] + archive_targets(scale, [fid])
 
 
 def at_look(scale, fig):
-    """A figure planned in looks on its own seeds (registry ``looks: [...]``, where it runs the plan's
-    seeds) at look ``look`` (config; none: every seed): each curve's seeds from its published record
-    of the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks.  Others unchanged."""
-    from ensemble_bandits import plans
-    from ensemble_bandits.report import read_record
+    """A figure planned in looks at look ``look`` (config): on its own seeds (registry ``looks: [...]``,
+    where it runs the plan's seeds; none: every seed), each curve's seeds from its published record of
+    the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks; its fresh studies
+    (``looks: [{claims, start, n}]``; none: the looks its record states) with their curves' fresh seed
+    ranges (ensemble_bandits.fresh.at_looks).  Others unchanged."""
+    from ensemble_bandits import fresh, plans
 
-    if plans.own_study(fig["entry"], fig["seeds"]) is None:
+    own = plans.own_study(fig["entry"], fig["seeds"]) is not None
+    if not own and not fresh.fresh_studies(fig):
         return fig
-    look, record = config.get("look"), None
-    path = paths.record_file(scale, fig["id"])
-    if look is not None and int(look) > 1 and os.path.exists(path):
-        try:
-            record = read_record(path)
-        except ValueError as err:  # a damaged or edited record: one line naming it
-            raise WorkflowError(f"{fig['id']}: {err}")
+    look = config.get("look")
     try:
-        return plans.at_look(fig, None if look is None else int(look), record)
+        if own:
+            record = published_record(scale, fig["id"]) if look is not None and int(look) > 1 else None
+            return plans.at_look(fig, None if look is None else int(look), record)
+        return fresh.at_looks(fig, look, published_record(scale, fig["id"], checked=look is not None))
     except registry.RegistryError as err:
         raise WorkflowError(str(err))
+
+
+def published_record(scale, fid, checked=True):
+    """The published record of ``fid`` at ``scale`` (None when absent).  ``checked``: a damaged or
+    edited one is an error naming it; else its looks are read as they stand (a rebuild mends it)."""
+    from ensemble_bandits.report import read_record
+
+    path = paths.record_file(scale, fid)
+    if not os.path.exists(path):
+        return None
+    try:
+        return read_record(path) if checked else json.loads(open(path, encoding="utf-8").read())
+    except ValueError as err:  # a damaged or edited record: one line naming it
+        if not checked:
+            return None
+        raise WorkflowError(f"{fid}: {err}")
 
 
 _CELLS = {}
@@ -386,10 +405,11 @@ def archived_cells(scale, fid):
 
 
 def uncovered_runs(scale, fid):
-    """Run files of ``fid`` at ``scale`` that no committed archive holds: those it simulates."""
-    covered = {k for _, keys in archive_sources(scale, fid) for k in keys}
+    """Run files of ``fid`` at ``scale`` that no committed archive holds: those it simulates (of a cell
+    whose archive holds its first seeds, the blocks after them: a fresh study's seeds)."""
+    held = {k: n for _, keys in archive_sources(scale, fid) for k, n in keys.items()}
     runs = registry.figure_runs(figure(scale, fid), config["seeds_per_job"])
-    return [f for f in runs if paths.run_key(f) not in covered]
+    return [f for f in runs if paths.run_seeds(f)[0] >= held.get(paths.run_key(f), 0)]
 
 
 def simulation_runs(w):
