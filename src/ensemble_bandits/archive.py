@@ -92,7 +92,7 @@ def write_archive(fig: dict, frames: dict, path) -> str:
     data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"key": pd.Series([], dtype=str)})
     table = pa.Table.from_pandas(data, preserve_index=False)
     meta = {"format": FORMAT, "figure": fig["id"], "scale": fig["scale"], "mode": archive_mode(fig),
-            "cells": cells}
+            "cells": cells, **({"fresh": fig["fresh"]} if fig.get("fresh") else {})}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            META_KEY: json.dumps(meta, sort_keys=True).encode()})
     return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
@@ -126,6 +126,15 @@ def read_meta(path, fid: str | None) -> dict:
     if fid is not None and meta.get("figure") != fid:
         raise ArchiveError(f"archive {path} is of figure {meta.get('figure')!r}, not {fid!r}")
     return meta
+
+
+def fresh_state(path) -> list | None:
+    """The looks the fresh studies of a figure's archive at ``path`` ran (its metadata's ``fresh``,
+    ensemble_bandits.fresh), or None (no such archive, or no look run)."""
+    try:
+        return read_meta(path, None).get("fresh") if os.path.exists(path) else None
+    except ArchiveError:
+        return None
 
 
 def _cells_ok(cells) -> bool:

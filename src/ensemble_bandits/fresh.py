@@ -13,8 +13,9 @@ A study's look is a target (config ``look``): ``look=k`` takes every fresh study
 k, ``look='{claim: k}'`` only the study of that claim; without ``look`` each study stays at the look
 its record states (none before its first look: the figure is then exactly as without a plan).  Look
 k > 1 gives the seeds up to n_k only to the curves that a claim left open at look k - 1 names (its
-``continue``); the others keep the seeds they stopped at.  The figure (and its record) states
-``fresh``: per study that has run a look, its claims, start, look k of K and each curve's seed end.
+``continue``); the others keep the seeds they stopped at.  The figure (its record and its archive's
+metadata) states ``fresh``: per study that has run a look, its claims, start, look k of K and each
+curve's seed end (so that a rebuild from the committed archive alone is that look's figure).
 """
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ def fresh_studies(fig: dict) -> list:
     return [s for s in studies(fig["entry"]) if s.fresh and s.start == int(fig["seeds"])]
 
 
-def at_looks(fig: dict, request=None, record: dict | None = None) -> dict:
-    """The resolved figure ``fig`` with its fresh studies at the looks ``request`` asks (None: those its
-    ``record`` states; an int: every study at that look; {claim id: k}: the study of that claim), each
-    study's curves extended to its seeds (unchanged where no study has run a look)."""
-    ran = {(tuple(st["claims"]), int(st["start"])): st for st in (record or {}).get("fresh", [])
-           if isinstance(st, dict)}
+def at_looks(fig: dict, request=None, record: dict | None = None, archived=None) -> dict:
+    """The resolved figure ``fig`` with its fresh studies at the looks ``request`` asks (None: those they
+    ran, as its ``record`` states, or without one its archive, ``archived``: archive.fresh_state; an int:
+    every study at that look; {claim id: k}: the study of that claim), each study's curves extended to
+    its seeds (unchanged where no study has run a look)."""
+    states = (record or {}).get("fresh", []) if record else archived or []
+    ran = {(tuple(st["claims"]), int(st["start"])): st for st in states if isinstance(st, dict)}
     states = []
     for study in fresh_studies(fig):
         done = ran.get((study.claims, study.start))

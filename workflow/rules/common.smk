@@ -108,14 +108,25 @@ def at_look(scale, fig):
     own = plans.own_study(fig["entry"], fig["seeds"]) is not None
     if not own and not fresh.fresh_studies(fig):
         return fig
-    look = config.get("look")
+    look = config.get("look") if fig["id"] in looked_at() else None
     try:
         if own:
             record = published_record(scale, fig["id"]) if look is not None and int(look) > 1 else None
             return plans.at_look(fig, None if look is None else int(look), record)
-        return fresh.at_looks(fig, look, published_record(scale, fig["id"], checked=look is not None))
+        record = published_record(scale, fig["id"], checked=look is not None)
+        return fresh.at_looks(fig, look, record, archive.fresh_state(paths.archive_file(scale, fig["id"])))
     except registry.RegistryError as err:
         raise WorkflowError(str(err))
+
+
+@functools.lru_cache(maxsize=None)
+def looked_at():
+    """The ids config ``look`` applies to: those the command line names (a bare id, or a file named
+    after one), else every id (a look is a target of its own figure, and resolves no other)."""
+    settings = getattr(workflow, "dag_settings", None)
+    targets = [Path(t).name for t in (getattr(settings, "targets", None) or [])]
+    named = {i for i in ALL_IDS for t in targets if t == i or t.split(".")[0] == i}
+    return frozenset(named or ALL_IDS)
 
 
 def published_record(scale, fid, checked=True):
