@@ -122,10 +122,10 @@ def at_look(scale, fig):
 @functools.lru_cache(maxsize=None)
 def looked_at():
     """The ids config ``look`` applies to: those the command line names (a bare id, or a file named
-    after one), else every id (a look is a target of its own figure, and resolves no other)."""
-    settings = getattr(workflow, "dag_settings", None)
-    targets = [Path(t).name for t in (getattr(settings, "targets", None) or [])]
-    named = {i for i in ALL_IDS for t in targets if t == i or t.split(".")[0] == i}
+    after one; read from the arguments, as the workflow is parsed before Snakemake hands over its
+    targets), else every id (a look is a target of its own figure, and resolves no other)."""
+    words = [Path(a).name.split(".")[0] for a in sys.argv[1:] if not a.startswith("-")]
+    named = {i for i in ALL_IDS if i in words}
     return frozenset(named or ALL_IDS)
 
 
