@@ -256,6 +256,8 @@ def test_the_report_says_at_which_look_a_claim_was_decided(look_status, look, wo
            "claims": [c], "run": report.run_info()}
     text = report.report_markdown("paper", [fig])
     assert f"<br>{words}" in text and text.count(words) == 2       # the summary and the figure's section
+    rst = report.claims_rst("lines-x", [c])                         # the HTML report: beside the verdict
+    assert rst.split("\n")[2].startswith(f"- **{c['status']}** ({report.rst_escape(words)}")
     assert report._look_text({k: v for k, v in c.items() if k != "look"}) == ""
 
 
@@ -348,3 +350,22 @@ def test_the_looks_that_decide_a_claim_are_part_of_its_rule_and_a_plan_not_run_i
     assert rules.rule_of(entry(looks=[10, 20, 50]), "ab")["looks"] == [10, 20, 50]
     fresh = entry(looks=[{"claims": ["ab"], "start": 50, "n": [10, 20]}])
     assert rules.rule_of(fresh, "ab") == rules.rule_of(entry(), "ab")
+
+
+def test_the_reports_planned_look_costs_follow_a_seeds_per_job_override(entries, paper_records, config):
+    """`--config seeds_per_job=...` reaches `cli report` (report.smk passes it): a planned look's
+    cost is counted in jobs of that many seeds, not the config file's."""
+    import argparse
+
+    from ensemble_bandits import cli
+
+    fig2a = [r for r in paper_records if r["id"] == "glmes-fig2a"]
+    fig = registry.resolve(entries["glmes-fig2a"], "paper", config["scales"])
+    study = plans.study_of(entries["glmes-fig2a"], "small-m")
+    costs = {}
+    for per_job in (None, 10):
+        args = argparse.Namespace(config_dir=str(ROOT / "config"), seeds_per_job=per_job)
+        noted = cli._with_planned_looks(args, entries, fig2a)[0]
+        costs[per_job] = next(c for c in noted["claims"] if c["id"] == "small-m")["next_look"]["seconds"]
+    assert costs[None] == pytest.approx(plans.look_cost(fig, study, 1, config["seeds_per_job"]))
+    assert costs[10] == pytest.approx(plans.look_cost(fig, study, 1, 10)) and costs[10] != costs[None]

@@ -295,7 +295,8 @@ def cmd_report(args):
 
 def _with_planned_looks(args, entries, figures):
     """The records with the next look of each claim a fresh sequential study plans (registry ``looks:``,
-    :mod:`plans`): its seeds and estimated CPU time; the verdicts are the records' own."""
+    :mod:`plans`): its seeds and estimated CPU time (in jobs of ``--seeds-per-job`` seeds, default the
+    config file's); the verdicts are the records' own."""
     from . import plans
     from .report import with_planned_looks
 
@@ -304,7 +305,8 @@ def _with_planned_looks(args, entries, figures):
         return figures
     config = registry.with_defaults(registry.load_yaml(os.path.join(args.config_dir, "config.yaml")))
     figs = {fid: registry.resolve(entries[fid], plans.SCALE, config["scales"]) for fid in planned}
-    return with_planned_looks(figures, plans.planned_notes(figures, entries, figs, config["seeds_per_job"]))
+    per_job = args.seeds_per_job or config["seeds_per_job"]     # the run's (the workflow passes its config's)
+    return with_planned_looks(figures, plans.planned_notes(figures, entries, figs, per_job))
 
 
 def _with_revisions(args, entries, figures):
@@ -573,6 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, help="the report to write (markdown)")
     r.add_argument("--config-dir", default="config", help="the registry's causes of the verdicts are read here")
     r.add_argument("--schema", default=None, help="the registry's schema (default: the workflow's)")
+    r.add_argument("--seeds-per-job", type=int, default=None,
+                   help="seeds per simulate job of a planned look's cost (default: config/config.yaml's)")
     r.set_defaults(fn=cmd_report)
 
     return p

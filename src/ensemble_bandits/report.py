@@ -86,14 +86,17 @@ def claim_text(claim: dict) -> str:
 
 
 def claims_rst(fid: str, results: list) -> str:
-    """A figure's claims as the reST of its HTML-report caption: each claim's verdict, sentence and
-    numbers, its cause where it has one (the registry's notes, :func:`with_registry_notes`) and the
-    verdicts of its other readings."""
+    """A figure's claims as the reST of its HTML-report caption: each claim's verdict (with the look
+    that decided it, for a claim decided in planned looks), sentence and numbers, its cause where it
+    has one (the registry's notes, :func:`with_registry_notes`) and the verdicts of its other readings."""
+    from .plans import look_words
+
     if not results:
         return "*No quantitative claim is attached to this item.*\n"
     lines = ["**Claims** (status at this scale):", ""]
     for r in results:
-        line = f"- **{r['status']}** — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}"
+        look = f" ({rst_escape(look_words(r))})" if r.get("look") else ""
+        line = f"- **{r['status']}**{look} — {rst_escape(claim_text(r))} — {rst_escape(r['numbers'])}"
         if r.get("cause") and r["status"] in ("not reproduced", "inconclusive"):
             line += f" — *cause:* {_cause_rst(r['cause'])}"
         if r.get("weak") and r["status"] == "reproduced":

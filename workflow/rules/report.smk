@@ -32,9 +32,10 @@ rule report_all:
         logged=LOGGED,
         ids=" ".join(shlex.quote(i) for i in IDS),
         skipped=" ".join(shlex.quote(i) for i in SKIPPED),
+        per_job=config["seeds_per_job"],  # a planned look's cost, in this run's jobs
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --skipped {params.skipped} --out {output}"
+        "--ids {params.ids} --skipped {params.skipped} --out {output} --seeds-per-job {params.per_job}"
 
 
 rule report_paper:
@@ -52,9 +53,10 @@ rule report_paper:
     params:
         logged=LOGGED,
         ids=lambda w: " ".join(shlex.quote(i) for i in IDS if REGISTRY[i]["paper"] == w.paper),
+        per_job=config["seeds_per_job"],
     shell:
         "{params.logged} {log} python -m ensemble_bandits.cli report --scale {wildcards.scale} "
-        "--ids {params.ids} --out {output}"
+        "--ids {params.ids} --out {output} --seeds-per-job {params.per_job}"
 
 
 # The paper targets (`snakemake phe`): one rule per paper of ensemble_bandits.papers.
