@@ -18,8 +18,9 @@ by its own study's boundaries at its own looks.  A claim is in at most one study
 A plan on the figure's own seeds applies where the figure runs them (paper scale, or a reduced
 scale whose ``seeds`` override keeps them): the workflow builds it look by look (config ``look``,
 :func:`at_look`) and the claims step decides its claims at the looks (:func:`decided_in_looks`).
-Fresh studies are planned at paper scale: their next look's seeds and estimated CPU time are shown
-(REPORT.md's "next look planned", ``cli estimate``); the workflow does not run them yet.
+Fresh studies are planned at paper scale and run look by look where the figure runs the seeds
+before ``start`` (ensemble_bandits.fresh); until a study's first look, its next look's seeds and
+estimated CPU time are shown (REPORT.md's "next look planned", ``cli estimate``).
 """
 from __future__ import annotations
 
@@ -180,7 +181,8 @@ def next_look(claim: dict, study: Study):
 
 def planned_notes(records: list, entries: dict, figs: dict, per_job: int) -> dict:
     """{(figure id, claim id): note} for the inconclusive claims of ``records`` that a fresh study plans
-    and whose next look has not run: {"look", "looks", "n", "first", "end", "seconds"}; ``figs``: id -> the
+    and whose next look has not run: {"look", "looks", "n", "first", "end", "seconds"} (the cost of the
+    curves the last look left open, every curve of the claim before look 1); ``figs``: id -> the
     resolved paper-scale figure (for the cost)."""
     notes = {}
     for rec in records:
@@ -191,8 +193,9 @@ def planned_notes(records: list, entries: dict, figs: dict, per_job: int) -> dic
             if due:
                 k, n = due
                 first, end = study.seeds(k)
+                going = c.get("continue") if c.get("look") else None      # after a look: its open curves
                 notes[rec["id"], c["id"]] = {"look": k, "looks": study.K, "n": n, "first": first, "end": end,
-                                             "seconds": look_cost(figs[rec["id"]], study, k, per_job)}
+                                             "seconds": look_cost(figs[rec["id"]], study, k, per_job, going)}
     return notes
 
 

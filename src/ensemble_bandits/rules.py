@@ -48,9 +48,9 @@ def rule_of(entry: dict, cid: str) -> dict:
         rule["derive"] = entry["derive"]
     from .plans import studies
 
-    own = [s for s in studies(entry) if not s.fresh and cid in s.claims]
-    if own:      # decided at the looks planned on the figure's own seeds (a fresh study decides nothing yet)
-        rule["looks"] = list(own[0].n)
+    study = next((s for s in studies(entry) if cid in s.claims), None)
+    if study:    # decided at the looks planned: on the figure's own seeds, or a fresh study's seeds
+        rule["looks"] = {"start": study.start, "n": list(study.n)} if study.fresh else list(study.n)
     return json.loads(canonical(rule))
 
 
