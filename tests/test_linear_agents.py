@@ -211,6 +211,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("name,kw,lam", [
     ("lints", {"prior_var": 2.0, "noise_sd": 0.5}, 0.125),
     ("lints", {"prior_var": 2.0, "noise_sd": 0.5, "sampler": "cholesky"}, 0.125),
+    ("lints", {"prior_var": 2.0, "noise_sd": 0.5, "sampler": "numpy"}, 0.125),
     ("egreedy", {"lam": 0.3}, 0.3),
     ("glinphe", {"lam": 2.0}, 2.0),
     ("ensemble_sampling", {"lam": 1.5}, 1.5),
@@ -225,6 +226,29 @@ def test_ridge_statistics_match_direct_solve(name, kw, lam):
         assert _rel(stats.Vinv[b], np.linalg.inv(V)) < 1e-9
         np.testing.assert_allclose(stats.b[b], X[b].T @ Y[b], rtol=1e-10, atol=1e-10)
         assert _rel(stats.mean()[b], np.linalg.solve(V, X[b].T @ Y[b])) < 1e-9
+
+
+def test_lints_numpy_sampler_is_numpys_multivariate_normal_at_the_posterior():
+    """LinTS with ``sampler: numpy`` draws, in the round after a T-round history, what numpy's
+    ``multivariate_normal`` draws from the seed's own generator (after its T earlier draws) at the
+    posterior computed by a direct solve: mean V^{-1} X^T y, covariance noise_sd^2 V^{-1}."""
+    from ensemble_bandits.rng import generator
+
+    seeds, T, prior_var, noise_sd = [3, 8], 40, 2.0, 0.5
+    env = runner.make_env(ENVS["russo_finite"], seeds)
+    agent = runner.make_agent({"name": "lints", "prior_var": prior_var, "noise_sd": noise_sd, "sampler": "numpy"},
+                              env, seeds, T + 1)
+    X, Y = _history(agent, env, T)
+    theta = agent.propose(T + 1, env.observe(T + 1))
+    d = env.d
+    for b, seed in enumerate(seeds):
+        V = noise_sd ** 2 / prior_var * np.eye(d) + X[b].T @ X[b]
+        g = generator(seed, "agent/lints/sample_mvn")
+        for _ in range(T):                     # the earlier rounds' draws, each of d normals
+            g.multivariate_normal(np.zeros(d), np.eye(d))
+        expect = g.multivariate_normal(np.linalg.solve(V, X[b].T @ Y[b]), noise_sd ** 2 * np.linalg.inv(V))
+        np.testing.assert_allclose(theta[b], expect, rtol=1e-8, atol=1e-10)
+    assert agent.streams.taken() == d * (T + 1)
 
 
 def test_linucb_gram_scale_and_width():

@@ -45,7 +45,7 @@ def test_variates_count_the_random_numbers_a_run_draws():
     cols = runner.simulate_columns(TIMED, [4, 1], repeats=1)
     expected = sum(words_for(math.ceil(a * (t - 1)) + K) for t in range(d + 1, T + 1))
     assert np.all(cols["variates"] == expected)
-    for sampler in ("sqrt", "cholesky"):
+    for sampler in ("sqrt", "cholesky", "numpy"):
         lints = dict(TIMED, agent={"name": "lints", "sampler": sampler})
         assert np.all(runner.simulate_columns(lints, [2], repeats=1)["variates"] == d * T)
 

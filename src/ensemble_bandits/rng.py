@@ -64,6 +64,16 @@ class BlockStream:
         return self.take(int(np.prod(shape, dtype=np.int64))).reshape((-1, *shape))
 
 
+class SeedGenerators:
+    """One generator per seed of a batch, for a numpy routine that draws from a generator itself (such
+    as ``Generator.multivariate_normal``); the caller adds the variates each call takes per seed to
+    ``taken``."""
+
+    def __init__(self, seeds, name: str):
+        self.gens = [generator(s, name) for s in seeds]
+        self.taken = 0
+
+
 class Streams:
     """Factory of named block streams for one batch of seeds and one namespace."""
 
@@ -77,8 +87,14 @@ class Streams:
         self.made.append(stream)
         return stream
 
+    def generators(self, name: str) -> SeedGenerators:
+        """Per-seed generators of stream ``name`` (:class:`SeedGenerators`), counted by :meth:`taken`."""
+        gens = SeedGenerators(self.seeds, f"{self.namespace}/{name}")
+        self.made.append(gens)
+        return gens
+
     def taken(self) -> int:
-        """Variates handed out per seed by this factory's block streams (a normal, a uniform or a 64-bit
+        """Variates handed out per seed by this factory's block streams and generators (a normal, a uniform or a 64-bit
         word each): a count of the random numbers a run consumed that no hardware changes."""
         return sum(s.taken for s in self.made)
 

@@ -158,6 +158,9 @@ def sqrt_downdate(F: np.ndarray, x: np.ndarray) -> None:
     F -= (beta[:, None, None] * Fu) * u[:, None, :]
 
 
+SAMPLERS = ("sqrt", "cholesky", "numpy")    # LinTS's ways to draw theta ~ N(mu, Sigma)
+
+
 class LinTS(LinearAgent):
     """Linear Thompson sampling with prior N(0, prior_var I) and Gaussian noise noise_sd.
 
@@ -165,27 +168,36 @@ class LinTS(LinearAgent):
     round theta ~ N(mu, Sigma) is drawn exactly.  ``sampler``: ``sqrt`` keeps a square root F of
     V^{-1} (F F^T = V^{-1}) by an exact rank-one update, theta = F (F^T b + noise_sd z), O(d^2) per
     round; ``cholesky`` factorises V^{-1} every round (the textbook way, O(d^3); same
-    distribution, different draws) — used where the papers' run time is compared.
+    distribution, different draws) — used where the papers' run time is compared; ``numpy`` calls
+    numpy's ``Generator.multivariate_normal(mu, Sigma)`` (its default: an SVD of Sigma per draw), one
+    seed at a time, as a library user would (same distribution, different draws).
     """
 
     name = "lints"
 
     def __init__(self, setting, seeds, horizon, prior_var: float = 1.0, noise_sd: float = 0.5, sampler: str = "sqrt"):
         super().__init__(setting, seeds, horizon)
-        if sampler not in ("sqrt", "cholesky"):
-            raise ValueError(f"sampler must be 'sqrt' or 'cholesky', got {sampler!r}")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got {sampler!r}")
         self.noise_sd, self.sampler = float(noise_sd), sampler
         lam = noise_sd ** 2 / prior_var
-        if sampler == "cholesky":
-            self.ridge = Ridge(self.B, self.d, lam)
-        else:
+        if sampler == "sqrt":
             self.F = np.tile(np.eye(self.d) / np.sqrt(lam), (self.B, 1, 1))
             self._b = np.zeros((self.B, self.d))
-        self.z = self.streams("sample", "normal")
+        else:
+            self.ridge = Ridge(self.B, self.d, lam)
+        if sampler == "numpy":
+            self.mvn = self.streams.generators("sample_mvn")
+        else:
+            self.z = self.streams("sample", "normal")
 
     proposes = True
 
     def propose(self, t, obs):
+        if self.sampler == "numpy":
+            mean, cov = self.ridge.mean(), self.noise_sd ** 2 * self.ridge.Vinv
+            self.mvn.taken += self.d                 # numpy draws d standard normals per call
+            return np.stack([g.multivariate_normal(m, c) for g, m, c in zip(self.mvn.gens, mean, cov)])
         z = self.z.take(self.d)
         if self.sampler == "cholesky":
             chol = np.linalg.cholesky(self.ridge.Vinv)
@@ -195,7 +207,7 @@ class LinTS(LinearAgent):
 
     def update(self, t, obs, arms, r):
         x = obs.chosen(arms)
-        if self.sampler == "cholesky":
+        if self.sampler != "sqrt":
             self.ridge.add(x, r)
         else:
             sqrt_downdate(self.F, x)
@@ -204,13 +216,13 @@ class LinTS(LinearAgent):
     @property
     def Vinv(self) -> np.ndarray:
         """V^{-1} (B, d, d) = posterior covariance / noise_sd^2."""
-        if self.sampler == "cholesky":
+        if self.sampler != "sqrt":
             return self.ridge.Vinv
         return np.matmul(self.F, self.F.transpose(0, 2, 1))
 
     @property
     def b(self) -> np.ndarray:
-        return self.ridge.b if self.sampler == "cholesky" else self._b
+        return self._b if self.sampler == "sqrt" else self.ridge.b
 
     def mean(self) -> np.ndarray:
         """Posterior mean V^{-1} b."""
