@@ -449,15 +449,18 @@ def test_log_egreedy_matches_reference(env_spec):
     assert 0 < explored < 3 * T
 
 
-@pytest.mark.parametrize("env_spec,solver", [(PHE, "sum_safe"), (SPHERE, "newton"), (CONTEXTS, "sum_safe"),
-                                             (CONTEXTS, "newton")])
-def test_glm_fpl_matches_reference(env_spec, solver):
+@pytest.mark.parametrize("env_spec,solver,per_datum", [(PHE, "sum_safe", False), (SPHERE, "newton", False),
+                                                       (CONTEXTS, "sum_safe", False), (CONTEXTS, "newton", False),
+                                                       (SPHERE, "sum_safe", True), (PHE, "newton", True)])
+def test_glm_fpl_matches_reference(env_spec, solver, per_datum):
     """Fresh perturbed targets every round: per-arm sums sqrt(n_k) a z_k on a fixed arm set, one
-    Z_l per past round on contexts; the perturbed MLE (GD warm-started from the last one, or Newton)."""
+    Z_l per past round on contexts or with ``per_datum``; the perturbed MLE (GD warm-started from the
+    last one, or Newton)."""
     T, lam, scale = 25, 1.0, 0.3
-    rec = Record({"name": "glm_fpl", "scale": scale, "solver": solver}, env_spec, SEEDS[:3], T, "theta")
+    spec = {"name": "glm_fpl", "scale": scale, "solver": solver, **({"per_datum": True} if per_datum else {})}
+    rec = Record(spec, env_spec, SEEDS[:3], T, "theta")
     d, K = rec.env.d, rec.env.K
-    finite = env_spec is not CONTEXTS
+    finite = env_spec is not CONTEXTS and not per_datum
     for b, seed in enumerate(rec.seeds):
         jit, z = jitter(seed, "glm_fpl", K), stream(seed, "glm_fpl", "reward_perturbation", "normal")
         state = {"theta": np.zeros(d), "arms": []}

@@ -253,21 +253,32 @@ class GLMFPL(GLMAgent):
     fixed arm set the per-arm sums sum_{l: arm k} Z_l are drawn directly (exact in distribution);
     on contexts each past round gets its own draw.  scale = 0.1 (= sigma_R), lam = 1 with
     (lam/2)|theta|^2, the GLM-ES paper's gradient descent warm-started from the last perturbed fit
-    (spec §6); ``perturbation``: any scalar family of the same standard deviation."""
+    (spec §6); ``perturbation``: any scalar family of the same standard deviation.  ``per_datum``: on a
+    fixed arm set too, keep every past round and refit on all of them, each with its own fresh draw,
+    as the paper describes PHE (Theta(t) draws and rows per round: the cost GLM-ES's paper argues
+    against; the same distribution as the per-arm sums, different draws)."""
 
     name = "glm_fpl"
     refit = False
     distribution_params = {"perturbation": "scalar"}
 
+    @classmethod
+    def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
+        """As a fit on the past rounds (per-round contexts) when ``per_datum``."""
+        return super().round_costs(spec, dims, "contexts" if spec.get("per_datum") else action_space)
+
     def __init__(self, setting, seeds, horizon, scale: float = 0.1, perturbation: str = "gaussian",
                  lam: float = 1.0, penalty: str = "half", solver: str = "sum_safe", steps: int = 100,
-                 lr: float = 0.01, tol: float = 1e-6, warmup: int = 0):
+                 lr: float = 0.01, tol: float = 1e-6, warmup: int = 0, per_datum: bool = False):
         super().__init__(setting, seeds, horizon, lam, penalty, solver, steps, lr, tol, warmup)
         self.pert = dist.ScalarPerturbation(perturbation, scale)
         self.z = self.streams("reward_perturbation", self.pert.kind)
+        self.per_datum = bool(per_datum)
+        if self.per_datum:
+            self.data = glm_fit.History(self.B, self.T, self.d)
 
     def choose(self, t, obs):
-        if self.setting.action_space == "finite":
+        if self.setting.action_space == "finite" and not self.per_datum:
             extra = self.pert.arm_sums(self.z, self.data.pulls, t - 1)
         else:
             extra = self.pert.draw(self.z, t - 1) if t > 1 else None
