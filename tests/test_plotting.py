@@ -230,6 +230,29 @@ def test_min_ensemble_size_draws_the_grid_panels_on_one_axis():
     assert len(min_ensemble_size.draw(df, {**spec, "panels": ["a", "b"]}, {}).axes) == 2
 
 
+def test_min_ensemble_size_names_the_slope_interval_it_draws():
+    """The fit's legend line gives the slope's interval of the kind the plot asks for (epp-fig2b's claim
+    decides on BCa intervals; its plot said "bootstrap" of a percentile interval): the numbers of
+    claims.trends.slope_interval on the same rows, named "BCa" or "percentile"."""
+    from ensemble_bandits.claims.trends import slope_interval
+    from ensemble_bandits.plotting import min_ensemble_size
+
+    df, spec = plotting.demo("min_ensemble_size")
+    df["panel"] = [f"d = {d}, |X| = {n}" for d, n in zip(df["d"], df["n_arms"])]
+    df["replicate"] = 0
+    rng = np.random.default_rng(1)
+    boot = [df.assign(replicate=r, M_min=df["M_min"] + rng.integers(0, 9, len(df))) for r in range(1, 41)]
+    jack = [df.assign(replicate=-s, M_min=df["M_min"] + rng.integers(-2, 3, len(df))) for s in range(1, 6)]
+    table = pd.concat([df, *boot, *jack], ignore_index=True)
+    spec = {**spec, "panels": list(df["panel"])}
+    for interval, name in (("bca", "BCa"), ("percentile", "percentile")):
+        ax = min_ensemble_size.draw(table, spec, {"interval": interval}).axes[0]
+        fit = next(t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith("LS fit"))
+        lo, hi = slope_interval(table, interval=interval)
+        assert f"slope's {name} bootstrap 95 %: [{lo:.3g}, {hi:.3g}]" in fit
+    assert slope_interval(table, interval="bca") != slope_interval(table, interval="percentile")
+
+
 def test_censored_settings_have_one_neutral_legend_entry_and_a_marker_no_line_uses():
     """epp-fig2b's censored settings were drawn as filled triangles, the marker of the third |X| line."""
     from ensemble_bandits.plotting import min_ensemble_size

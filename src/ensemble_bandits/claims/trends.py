@@ -314,6 +314,11 @@ def _linear_fit_stats(df, x, y):
     return c, r2, within, across, int(np.isfinite(yv).sum())
 
 
+def _replicate_stats(table, rep, x, y):
+    """:func:`_linear_fit_stats` of every bootstrap replicate (rows ``rep`` > 0)."""
+    return [_linear_fit_stats(sub, x, y) for _, sub in table[rep > 0].groupby(rep[rep > 0])]
+
+
 def _ratio(within, across):
     return within / across if across > 0 else float("inf")
 
@@ -350,23 +355,13 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
     rel = _ratio(within, across)
     cens_text = (f"; {censored} setting(s) never matched TS within the grid, fitted as censored "
                  f"(above the largest M tried)" if censored else "")
-    boots = [_linear_fit_stats(sub, x, y) for r, sub in table[rep > 0].groupby(rep[rep > 0])]
+    boots = _replicate_stats(table, rep, x, y)
     if not boots:
         return exact(bool(r2 >= r2_min and rel <= rel_spread_max),
                      f"slope {fmt(c)}, R^2 {fmt(r2)} (min {r2_min}); within-{x} spread across {group} "
                      f"{fmt(within)} vs across-{x} range {fmt(across)} (ratio {fmt(rel)}, max {rel_spread_max})"
                      + cens_text)
-    b = np.array(boots, dtype=float)
-    jack = [None, None, None]
-    if interval == "bca":
-        strata = _jackknife_strata(table, point, rep, x, y, group)
-        if not strata:
-            raise ClaimError("interval: bca needs the derived table's leave-one-seed-out rows (replicate < 0: "
-                             "min_ensemble_size's jackknife: true)")
-        jack = [[s[:, 0] for s in strata], [s[:, 1] for s in strata],
-                [[_ratio(w, a) for w, a in s[:, 2:4]] for s in strata]]
-    slope_b, r2_b = stats.Bootstrap(c, b[:, 0], jack[0]), stats.Bootstrap(r2, b[:, 1], jack[1])
-    rel_b = stats.Bootstrap(rel, [_ratio(w, a) for w, a in b[:, 2:4]], jack[2])
+    slope_b, r2_b, rel_b, strata = _bootstraps(table, point, rep, boots, x, y, group, interval)
     (s_lo, s_hi), (r_lo, r_hi), (q_lo, q_hi) = (v.interval(method=interval) for v in (slope_b, r2_b, rel_b))
     bias_text = ""
     if not s_lo <= c <= s_hi and interval == "percentile":
@@ -397,6 +392,33 @@ def linear_fit(table, x="d", y="M_min", r2_min=0.8, group="n_arms", rel_spread_m
                    f"(min {r2_min}); within-{x} spread across {group} {fmt(within)} vs across-{x} range "
                    f"{fmt(across)}: ratio {fmt(rel)} [{fmt(q_lo)}, {fmt(q_hi)}] (max {rel_spread_max}); "
                    + how + bias_text + cens_text)
+
+
+def _bootstraps(table, point, rep, boots, x, y, group, interval):
+    """(slope, R^2, spread ratio) as stats.Bootstrap over the replicates' fit statistics ``boots``,
+    with their leave-one-seed-out strata for ``interval: bca``, and the strata."""
+    c, r2, within, across, _ = _linear_fit_stats(point, x, y)
+    b = np.array(boots, dtype=float)
+    jack, strata = [None, None, None], []
+    if interval == "bca":
+        strata = _jackknife_strata(table, point, rep, x, y, group)
+        if not strata:
+            raise ClaimError("interval: bca needs the derived table's leave-one-seed-out rows (replicate < 0: "
+                             "min_ensemble_size's jackknife: true)")
+        jack = [[s[:, 0] for s in strata], [s[:, 1] for s in strata],
+                [[_ratio(w, a) for w, a in s[:, 2:4]] for s in strata]]
+    return (stats.Bootstrap(c, b[:, 0], jack[0]), stats.Bootstrap(r2, b[:, 1], jack[1]),
+            stats.Bootstrap(_ratio(within, across), [_ratio(w, a) for w, a in b[:, 2:4]], jack[2]), strata)
+
+
+def slope_interval(table, x="d", y="M_min", group="n_arms", interval="percentile"):
+    """The 95% interval of the through-origin slope that :func:`linear_fit` decides on (``interval``
+    as there), from the table's bootstrap rows; None without any."""
+    rep = table["replicate"] if "replicate" in table else pd.Series(0, index=table.index)
+    boots = _replicate_stats(table, rep, x, y)
+    if not boots:
+        return None
+    return _bootstraps(table, table[rep == 0], rep, boots, x, y, group, interval)[0].interval(method=interval)
 
 
 def _jackknife_strata(table, point, rep, x, y, group):

@@ -4,6 +4,7 @@ grid enter it as bounds, as in the claim that reads it: claims.linear_fit)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..stats import censoring_bound, fit_table_censored
 from .style import (
@@ -26,15 +27,20 @@ CENSORED = r"$\uparrow$"    # a setting censored at the top of its grid: distinc
 
 def draw(df, spec, plot):
     """Table columns d, n_arms, M_min (NaN = not reached), optional M_max_tried, panel and
-    replicate (rows > 0: bootstrap resamples, which give the fitted slope its 95% interval).
-    Options: x (default d), y (default M_min), group (default n_arms), xlabel, ylabel, logy, fit."""
+    replicate (rows > 0: bootstrap resamples, which give the fitted slope its 95% interval; rows < 0:
+    leave-one-seed-out values, for a BCa interval).  Options: x (default d), y (default M_min), group
+    (default n_arms), xlabel, ylabel, logy, fit, interval (``percentile``, the default, or ``bca``: the
+    slope's interval as the claim that reads the table decides, claims.trends.slope_interval)."""
     kind = "min_ensemble_size"
     xcol, ycol, gcol = plot.get("x", "d"), plot.get("y", "M_min"), plot.get("group", "n_arms")
     require(df, [xcol, ycol, gcol], kind)
-    boot = df[df["replicate"] > 0] if "replicate" in df.columns else df.iloc[:0]
+    interval = plot.get("interval", "percentile")
+    whole = df                             # every row, the panel keys kept (the BCa's strata)
+    boot = df[df["replicate"] != 0] if "replicate" in df.columns else df.iloc[:0]
     if "replicate" in df.columns:
         df = df[df["replicate"] == 0]
-    if "panel" in df.columns and len(df) and df.groupby("panel").size().max() == 1:
+    one_axis = "panel" in df.columns and len(df) and df.groupby("panel").size().max() == 1
+    if one_axis:
         # one row per simulated panel: the panels are the grid over x and group, drawn on one axis
         df, panels = df.drop(columns="panel").assign(panel=""), [""]
         boot = boot.assign(panel="")
@@ -72,9 +78,9 @@ def draw(df, spec, plot):
             if np.isfinite(c):
                 xs = np.linspace(0, float(sp[xcol].max()), 50)
                 spb = boot[boot["panel"] == panel] if "panel" in boot.columns else boot
-                slopes = [fit_table_censored(r, xcol, ycol)[0] for _, r in spb.groupby("replicate")] if len(spb) else []
-                ci = ("\nslope's bootstrap 95 %: [{:.3g}, {:.3g}]".format(*np.nanquantile(slopes, [0.025, 0.975]))
-                      if len(slopes) >= 20 else "")
+                rows = whole if one_axis else pd.concat([sp, spb])
+                resamples = spb.loc[spb["replicate"] > 0, "replicate"].nunique() if len(spb) else 0
+                ci = _slope_text(rows, xcol, ycol, gcol, interval) if resamples >= 20 else ""
                 ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
                         label=f"LS fit through 0:\n{ycol} = {c:.3g}·{xcol}, R² = {r2:.2f}{ci}")
         ax.set_xlabel(plot.get("xlabel", "dimension d" if xcol == "d" else xcol))
@@ -97,3 +103,12 @@ def draw(df, spec, plot):
             break
     finish_figure(fig, spec, kind, footer_text(spec, kind, n_text))
     return fig
+
+
+def _slope_text(rows, x, y, group, interval):
+    """The legend's line for the slope's 95% bootstrap interval, named by its kind."""
+    from ..claims.trends import slope_interval
+
+    lo, hi = slope_interval(rows, x, y, group, interval)
+    name = "BCa" if interval == "bca" else "percentile"
+    return f"\nslope's {name} bootstrap 95 %: [{lo:.3g}, {hi:.3g}]"
