@@ -202,3 +202,28 @@ def test_override_groups_change_each_curve_as_they_say(entries, config):
         "Ensemble++": {"rank_by": "logit", "loss": "ce"}, "Ensemble+": {"rank_by": "max_logit", "loss": "ce"},
         "EpiNet": {"loss": "ce_softmax"}, "Greedy": {"loss": "ce"}}
     assert all(cell["env"]["temperature"] == 1.0 for cell in extra.values())
+
+
+@pytest.mark.parametrize("fid,name,curve,override", [
+    ("phe-runtime", "numpy-sampler", "LinTS, one run at a time", {"sampler": "numpy"}),
+    ("glmes-fig1c", "per-datum", "GLM-FPL", {"per_datum": True}),
+])
+def test_timing_readings_prepared_for_an_idle_machine(entries, config, fid, name, curve, override):
+    """The two pending timing readings (docs/performance.md, "Timing runs prepared for an idle machine"):
+    per panel, the curve's timed cell again with the override, a valid cell the workflow can run by key,
+    and the claims decided with it in place of the curve once it has run."""
+    from ensemble_bandits import cells
+
+    entry = entries[fid]
+    assert entry["readings"][name].get("pending")
+    fig = registry.resolve(entry, "paper", config["scales"])
+    base = {s["panel"]: s["cell"] for s in fig["series"] if s["curve"] == curve}
+    waiting = {s["panel"]: s for s in fig["pending_series"] if s["reading"] == name}
+    assert set(waiting) == set(base) != set()
+    for panel, s in waiting.items():
+        assert s["cell"] == dict(base[panel], agent={**base[panel]["agent"], **override})
+        assert s["cell"]["timing"] == "unbatched" and s["key"] != registry.cell_key(base[panel])
+        cells.check_cell(s["cell"])
+    ran = copy.deepcopy(entry)
+    del ran["readings"][name]["pending"]
+    assert [s for s in registry.resolve(ran, "paper", config["scales"])["series"] if s.get("reading") == name]
