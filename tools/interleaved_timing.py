@@ -28,6 +28,14 @@ def series_of(fid: str, scale: str) -> dict:
     return {(s["panel"], s["curve"]): s["cell"] for s in fig["series"] + fig.get("pending_series", [])}
 
 
+def _commit() -> str:
+    """The checkout's commit, "+uncommitted" when its tracked files differ from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") + ("+uncommitted" if git("status", "--porcelain", "-uno") else "")
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("figure")
@@ -53,7 +61,7 @@ def main(argv=None) -> dict:
                   "pass to pass, so the machine's load falls on every curve alike; a reading, not the figure's "
                   "timing (each run alone on an idle machine)",
            "machine": f"{platform.node()}, {platform.machine()}, {platform.platform()}",
-           "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+           "commit": _commit(),
            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_start": interleave.load_average(),
            "panels": {}}
     for panel in panels:
