@@ -230,11 +230,11 @@ def test_min_ensemble_size_draws_the_grid_panels_on_one_axis():
     assert len(min_ensemble_size.draw(df, {**spec, "panels": ["a", "b"]}, {}).axes) == 2
 
 
-def test_min_ensemble_size_names_the_slope_interval_it_draws():
-    """The fit's legend line gives the slope's interval of the kind the plot asks for (epp-fig2b's claim
-    decides on BCa intervals; its plot said "bootstrap" of a percentile interval): the numbers of
-    claims.trends.slope_interval on the same rows, named "BCa" or "percentile"."""
-    from ensemble_bandits.claims.trends import slope_interval
+def test_min_ensemble_size_names_the_intervals_it_draws():
+    """The fit's legend line gives the slope's and R^2's intervals of the kind the plot asks for
+    (epp-fig2b's claim decides on BCa intervals; its plot showed an unnamed percentile interval): the
+    numbers of claims.trends.fit_intervals on the same rows, named "BCa" or "percentile"."""
+    from ensemble_bandits.claims.trends import fit_intervals
     from ensemble_bandits.plotting import min_ensemble_size
 
     df, spec = plotting.demo("min_ensemble_size")
@@ -248,9 +248,9 @@ def test_min_ensemble_size_names_the_slope_interval_it_draws():
     for interval, name in (("bca", "BCa"), ("percentile", "percentile")):
         ax = min_ensemble_size.draw(table, spec, {"interval": interval}).axes[0]
         fit = next(t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith("LS fit"))
-        lo, hi = slope_interval(table, interval=interval)
-        assert f"slope's {name} bootstrap 95 %: [{lo:.3g}, {hi:.3g}]" in fit
-    assert slope_interval(table, interval="bca") != slope_interval(table, interval="percentile")
+        (lo, hi), (r_lo, r_hi) = fit_intervals(table, interval=interval)
+        assert f"{name} bootstrap 95 %: slope [{lo:.3g}, {hi:.3g}], R² [{r_lo:.2f}, {r_hi:.2f}]" in fit
+    assert fit_intervals(table, interval="bca")[0] != fit_intervals(table, interval="percentile")[0]
 
 
 def test_censored_settings_have_one_neutral_legend_entry_and_a_marker_no_line_uses():

@@ -411,14 +411,16 @@ def _bootstraps(table, point, rep, boots, x, y, group, interval):
             stats.Bootstrap(_ratio(within, across), [_ratio(w, a) for w, a in b[:, 2:4]], jack[2]), strata)
 
 
-def slope_interval(table, x="d", y="M_min", group="n_arms", interval="percentile"):
-    """The 95% interval of the through-origin slope that :func:`linear_fit` decides on (``interval``
-    as there), from the table's bootstrap rows; None without any."""
+def fit_intervals(table, x="d", y="M_min", group="n_arms", interval="percentile"):
+    """The 95% intervals ((lo, hi) of the slope, (lo, hi) of R^2) of the through-origin fit that
+    :func:`linear_fit` decides on (``interval`` as there), from the table's bootstrap rows; None
+    without any."""
     rep = table["replicate"] if "replicate" in table else pd.Series(0, index=table.index)
     boots = _replicate_stats(table, rep, x, y)
     if not boots:
         return None
-    return _bootstraps(table, table[rep == 0], rep, boots, x, y, group, interval)[0].interval(method=interval)
+    slope_b, r2_b, _, _ = _bootstraps(table, table[rep == 0], rep, boots, x, y, group, interval)
+    return slope_b.interval(method=interval), r2_b.interval(method=interval)
 
 
 def _jackknife_strata(table, point, rep, x, y, group):

@@ -30,7 +30,7 @@ def draw(df, spec, plot):
     replicate (rows > 0: bootstrap resamples, which give the fitted slope its 95% interval; rows < 0:
     leave-one-seed-out values, for a BCa interval).  Options: x (default d), y (default M_min), group
     (default n_arms), xlabel, ylabel, logy, fit, interval (``percentile``, the default, or ``bca``: the
-    slope's interval as the claim that reads the table decides, claims.trends.slope_interval)."""
+    slope's and R^2's intervals as the claim that reads the table decides, claims.trends.fit_intervals)."""
     kind = "min_ensemble_size"
     xcol, ycol, gcol = plot.get("x", "d"), plot.get("y", "M_min"), plot.get("group", "n_arms")
     require(df, [xcol, ycol, gcol], kind)
@@ -80,7 +80,7 @@ def draw(df, spec, plot):
                 spb = boot[boot["panel"] == panel] if "panel" in boot.columns else boot
                 rows = whole if one_axis else pd.concat([sp, spb])
                 resamples = spb.loc[spb["replicate"] > 0, "replicate"].nunique() if len(spb) else 0
-                ci = _slope_text(rows, xcol, ycol, gcol, interval) if resamples >= 20 else ""
+                ci = _interval_text(rows, xcol, ycol, gcol, interval) if resamples >= 20 else ""
                 ax.plot(xs, c * xs, color="0.3", ls="--", lw=1.2,
                         label=f"LS fit through 0:\n{ycol} = {c:.3g}·{xcol}, R² = {r2:.2f}{ci}")
         ax.set_xlabel(plot.get("xlabel", "dimension d" if xcol == "d" else xcol))
@@ -105,10 +105,10 @@ def draw(df, spec, plot):
     return fig
 
 
-def _slope_text(rows, x, y, group, interval):
-    """The legend's line for the slope's 95% bootstrap interval, named by its kind."""
-    from ..claims.trends import slope_interval
+def _interval_text(rows, x, y, group, interval):
+    """The legend's line for the 95% bootstrap intervals of the slope and R^2, named by their kind."""
+    from ..claims.trends import fit_intervals
 
-    lo, hi = slope_interval(rows, x, y, group, interval)
+    (lo, hi), (r_lo, r_hi) = fit_intervals(rows, x, y, group, interval)
     name = "BCa" if interval == "bca" else "percentile"
-    return f"\nslope's {name} bootstrap 95 %: [{lo:.3g}, {hi:.3g}]"
+    return f"\n{name} bootstrap 95 %: slope [{lo:.3g}, {hi:.3g}], R² [{r_lo:.2f}, {r_hi:.2f}]"
