@@ -19,6 +19,7 @@ ENVS = {
 }
 FINITE_AGENTS = {
     "lints": {"name": "lints"},
+    "lints_numpy": {"name": "lints", "sampler": "numpy"},
     "linphe": {"name": "linphe", "a": 0.5},
     "glinphe": {"name": "glinphe"},
     "glinphe_rad": {"name": "glinphe", "perturbation": "rademacher", "init": "sphere"},
