@@ -13,7 +13,7 @@ from ensemble_bandits import cells, cli, registry
 from ensemble_bandits.claims.core import ClaimError
 from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.registry import RegistryError
-from ensemble_bandits.report import read_record
+from ensemble_bandits.records import read_record
 
 ENV = {"name": "russo_finite", "d": 5, "n_arms": 10}
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import cli, registry, report
+from ensemble_bandits import cli, records, registry
 from ensemble_bandits.paths import project_root
 from ensemble_bandits.tables import CacheError, read_table
 from ensemble_bandits.atomic import write_table_atomic
@@ -194,7 +194,7 @@ def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path, config, ent
 
 
 def test_provenance_names_commit_scale_and_package_versions():
-    line = report.provenance("smoke")
+    line = records.provenance("smoke")
     assert line.startswith("Provenance: commit ") and "scale `smoke`" in line
     for name in ("python 3.", "numpy 2.", "scipy ", "torch ", "snakemake ", "papermill "):
         assert name in line, line

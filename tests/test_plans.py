@@ -6,7 +6,7 @@ import copy
 import pytest
 import yaml
 
-from ensemble_bandits import costs, plans, registry, report, validation
+from ensemble_bandits import costs, plans, records, registry, report, validation
 from ensemble_bandits.registry import RegistryError
 
 from helpers import ROOT
@@ -164,7 +164,7 @@ def test_the_report_states_the_planned_look_beside_an_unchanged_verdict():
 
 @pytest.fixture(scope="module")
 def paper_records():
-    return [report.read_record(p) for p in sorted((ROOT / "figures" / "paper" / "records").glob("*.json"))]
+    return [records.read_record(p) for p in sorted((ROOT / "figures" / "paper" / "records").glob("*.json"))]
 
 
 def test_without_looks_the_committed_records_report_as_before(entries, paper_records):
@@ -255,7 +255,7 @@ def test_the_report_says_at_which_look_a_claim_was_decided(look_status, look, wo
          "status": "reproduced" if look_status == "decided" else "inconclusive",
          "look": look, "looks": 3, "n": {2: 20, 3: 50}[look], "z": 3.357, "p": 0.000394, "look_status": look_status}
     fig = {"id": "lines-x", "paper": "lines", "title": "t", "seeds": 50, "horizon": 40, "choices": "", "png": "x.png",
-           "claims": [c], "run": report.run_info()}
+           "claims": [c], "run": records.run_info()}
     text = report.report_markdown("paper", [fig])
     assert f"<br>{words}" in text and text.count(words) == 2       # the summary and the figure's section
     rst = report.claims_rst("lines-x", [c])                         # the HTML report: beside the verdict
@@ -310,7 +310,7 @@ def test_look_1_runs_the_first_seeds_and_the_plan_without_a_look_every_seed_in_t
 
 
 def _record_of(fig, results):
-    return report.make_record(fig, results, run={"commit": "x"})
+    return records.make_record(fig, results, run={"commit": "x"})
 
 
 def test_look_2_adds_seed_ranges_only_for_the_curves_its_open_claims_need():

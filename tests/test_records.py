@@ -4,17 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import report
+from ensemble_bandits import records, report
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "figures" / "paper"
 
 
 def test_committed_records_are_complete_and_name_committed_figures():
-    records = sorted(PAPER.glob("records/*.json"))
-    assert records, "no committed paper-scale records"
-    for path in records:
-        rec = report.read_record(path)
+    committed = sorted(PAPER.glob("records/*.json"))
+    assert committed, "no committed paper-scale records"
+    for path in committed:
+        rec = records.read_record(path)
         assert rec["id"] == path.stem
         assert (PAPER / rec["png"]).is_file(), f"{path.name}: its figure {rec['png']} is not committed"
         assert rec["run"]["commit"] and rec["run"]["generated"].endswith("UTC")
@@ -100,7 +100,7 @@ def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
     entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
     missing = []
     for path in sorted(PAPER.glob("records/*.json")):
-        rec = report.read_record(path)
+        rec = records.read_record(path)
         declared = {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
         for claim in rec["claims"]:
             if claim["status"] in ("not reproduced", "inconclusive"):

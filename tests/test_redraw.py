@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ensemble_bandits import redraw, report
+from ensemble_bandits import records, redraw, report
 
 ARCHIVE_RUN = {"commit": "c0d6284", "generated": "2026-11-27 05:14 UTC", "machine": "vm, 2 cores, Linux",
                "algorithms": "3", "versions": "ensemble_bandits 0.1.0; numpy 2"}
@@ -22,7 +22,7 @@ def test_a_redraw_that_changes_no_number_keeps_the_record_in_place():
     previous = _record()
     assert redraw.redrawn_record(_record(run=TODAY), previous) is previous
     # records carry their own hash, which covers their run: it is provenance too
-    a, b = ({**r, "sha256": report.record_sha256(r)} for r in (_record(), _record(run=TODAY)))
+    a, b = ({**r, "sha256": records.record_sha256(r)} for r in (_record(), _record(run=TODAY)))
     assert redraw.redrawn_record(b, a) is a
 
 
@@ -32,7 +32,7 @@ def test_a_record_decided_by_uncommitted_code_gets_its_committed_redecision():
     dirty = _record(run={**ARCHIVE_RUN, "commit": "c0d6284+uncommitted"})
     new = redraw.redrawn_record(_record(run=TODAY), dirty)
     assert new["run"] == dirty["run"] and new["redecided"] == TODAY
-    assert report.stamped(new)["sha256"] == report.record_sha256(new)   # the writer's stamp covers the redecision
+    assert records.stamped(new)["sha256"] == records.record_sha256(new)   # the writer's stamp covers the redecision
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe"}), new) is new
     assert redraw.redrawn_record(_record(run={**TODAY, "commit": "e7ff1fe+uncommitted"}), dirty) is dirty
 
@@ -64,10 +64,10 @@ def test_without_a_record_in_place_the_new_record_stands(tmp_path):
 
 def test_the_kept_record_is_written_byte_for_byte(tmp_path):
     path = tmp_path / "glmes-fig2a.json"
-    report.write_record(_record(), path)
+    records.write_record(_record(), path)
     before = path.read_bytes()
     kept = redraw.redrawn_record(_record(run=TODAY), redraw.previous_record(path))
-    report.write_record(kept, path)
+    records.write_record(kept, path)
     assert path.read_bytes() == before
     assert json.loads(before)["run"] == ARCHIVE_RUN
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from ensemble_bandits import report
+from ensemble_bandits import findings, records, report
 
 
 def _claim(cid, quote, status, source="verbatim", note=""):
@@ -56,7 +56,7 @@ def test_a_designed_condition_is_its_figures_own(monkeypatch):
     cond = {**_claim("converged", "curves converged", "reproduced", "designed"), "finding": False}
     figures = [_fig("epp-fig11", "epp", cond),
                _fig("epp-fig12a", "epp", {**cond, "status": "not reproduced"})]
-    assert len(report.findings(figures)) == 2
+    assert len(findings.findings(figures)) == 2
     summary = [line for line in report.report_markdown("paper", figures).splitlines() if "· converged]" in line]
     assert len(summary) == 2
     assert "epp-fig11 · converged" in summary[0] and "designed, not counted (its runs: reproduced)" in summary[0]
@@ -95,11 +95,11 @@ def _resolved(fid="phe-fig1", series=True):
 
 def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: now.")
-    old = report.make_record(_resolved("phe-fig1"), [_claim("c1", "q", "reproduced")], run=RUN)
-    report.write_record(old, tmp_path / "phe-fig1.json")
-    new = report.make_record(_resolved("phe-tab1", series=False), [])
-    assert new["run"]["algorithms"] == report.ALGORITHMS_VERSION and new["seeds"] is None
-    figures = [report.read_record(tmp_path / "phe-fig1.json"), new]
+    old = records.make_record(_resolved("phe-fig1"), [_claim("c1", "q", "reproduced")], run=RUN)
+    records.write_record(old, tmp_path / "phe-fig1.json")
+    new = records.make_record(_resolved("phe-tab1", series=False), [])
+    assert new["run"]["algorithms"] == records.ALGORITHMS_VERSION and new["seeds"] is None
+    figures = [records.read_record(tmp_path / "phe-fig1.json"), new]
     md = report.report_markdown("paper", figures)
     assert "Assembled from the records of runs at 2 commits (`figures/paper/records/`" in md
     assert "commit abc1234 (algorithms v2): 1 figure; commit " in md
@@ -108,7 +108,7 @@ def test_records_of_several_commits_name_their_runs(tmp_path, monkeypatch):
     assert "1 claims checked: 1 reproduced" in md and "7 seeds × 100 rounds" in md
     # records of one commit (at any times) read as one run's report: no run lines
     later = dict(RUN, generated="2026-02-02 00:00 UTC")
-    same = [old, report.make_record(_resolved("phe-tab1", series=False), [], run=later)]
+    same = [old, records.make_record(_resolved("phe-tab1", series=False), [], run=later)]
     plain = report.report_markdown("paper", same)
     assert "*Run:*" not in plain and "Assembled from" not in plain
 
@@ -144,14 +144,14 @@ def test_a_verdict_decided_under_an_earlier_rule_is_marked_and_a_new_claim_liste
 def test_read_record_names_a_damaged_file(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(ValueError, match="bad.json is unreadable"):
-        report.read_record(tmp_path / "bad.json")
+        records.read_record(tmp_path / "bad.json")
     (tmp_path / "short.json").write_text('{"id": "x"}')
     with pytest.raises(ValueError, match="lacks paper, title"):
-        report.read_record(tmp_path / "short.json")
+        records.read_record(tmp_path / "short.json")
 
 
 def test_provenance_line_is_built_from_run_info():
-    line = report.provenance_line("smoke", RUN)
+    line = records.provenance_line("smoke", RUN)
     assert line == ("Provenance: commit abc1234, scale `smoke`, generated 2026-01-01 00:00 UTC, machine m; "
                     "ensemble_bandits 0.1.0 (algorithms v2); python 3.11.7.")
 
@@ -286,7 +286,7 @@ def test_every_paper_sentence_counts_and_only_designed_statements_do_not():
                   if (c.get("finding", True) is False) != (claim_source(c)[0] == "designed")]
     assert mismatched == []
     designed = _claim("d", "ours", "reproduced", "designed")
-    assert not report.counted([("x", designed)]) and report.counted([("x", _claim("p", "q", "inconclusive",
+    assert not findings.counted([("x", designed)]) and findings.counted([("x", _claim("p", "q", "inconclusive",
                                                                                    "paraphrase"))])
 
 
@@ -327,7 +327,7 @@ def test_two_quotes_decided_on_the_same_runs_are_flagged_as_one_piece_of_evidenc
     ours = {**_claim("cond", "ours", "reproduced", "designed"), "numbers": same, "finding": False}
     other = {**_claim("else", "other runs", "reproduced"), "numbers": "[Q] A - B: diff 5 [4, 6] (n=10)"}
     figures = [_fig("epp-fig1", "epp", one, other), _fig("epp-fig9a", "epp", two, ours)]
-    assert report.shared_evidence(figures) == {("epp", "outperforms baselines"): ["epp-fig9a · better"],
+    assert findings.shared_evidence(figures) == {("epp", "outperforms baselines"): ["epp-fig9a · better"],
                                                ("epp", "sublinear and better"): ["epp-fig1 · beats"]}
     md = report.report_markdown("paper", figures)
     assert "2 counted findings state an estimate of the same runs as another counted finding" in md

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from docutils.core import publish_parts
 
-from ensemble_bandits import landing, paths, registry, report
+from ensemble_bandits import findings, landing, paths, records, registry, report
 from helpers import copy_project, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,13 +97,13 @@ def test_the_paper_scale_report_of_a_fresh_clone_opens_on_the_tally(paper_report
     entries = registry.load_registry(project / "config", project / "workflow/schemas/registry.schema.yaml")
     shown = [p.stem for p in (project / "figures/paper/records").glob("*.json")
              if (project / f"figures/paper/{p.stem}.png").exists()]
-    records = report.with_registry_notes([report.read_record(project / paths.record_file("paper", i)) for i in shown],
-                                         entries)
-    first = report.tally(records, "paper").split(".")[0]            # "56 claims checked: 27 reproduced, ..."
+    recs = report.with_registry_notes([records.read_record(project / paths.record_file("paper", i)) for i in shown],
+                                      entries)
+    first = findings.tally(recs, "paper").split(".")[0]            # "56 claims checked: 27 reproduced, ..."
     assert first in desc, (first, desc[:2000])
     assert len(re.findall(r"<tr><td><strong>(?:phe|lines|glmes|epp)</strong>", desc)) == len(registry.PAPERS)
     assert "REPORT.md" in desc
-    assert page.count("(status at this scale)") == sum(1 for r in records if r["claims"])   # once per figure
+    assert page.count("(status at this scale)") == sum(1 for r in recs if r["claims"])   # once per figure
 
 
 def _browser():

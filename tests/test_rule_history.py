@@ -164,7 +164,7 @@ def test_the_converged_premise_under_its_first_rule_is_decided_again_beside_the_
     G = 1 full history at 0.465; the committed record, under the level test, fails it (0.26 to 0.36 of the
     random policy's per-round regret); the section row shows both, and a gated claim's row the verdict
     committed under the rule its latest revision replaced."""
-    from ensemble_bandits import report, revisions
+    from ensemble_bandits import records, revisions
     from ensemble_bandits.aggregate import build_table
     from ensemble_bandits.data import config_data_dir
 
@@ -178,7 +178,7 @@ def test_the_converged_premise_under_its_first_rule_is_decided_again_beside_the_
                                      [fid], config, str(config_data_dir(configfile)), build_table)
     first = notes[fid, "converged"]["first"]
     assert first["how"] == "archive" and first["status"] == "reproduced" and "= 0.4652 [" in first["numbers"]
-    record = {c["id"]: c for c in report.read_record(PAPER / "records" / f"{fid}.json")["claims"]}
+    record = {c["id"]: c for c in records.read_record(PAPER / "records" / f"{fid}.json")["claims"]}
     assert record["converged"]["status"] == "not reproduced" and "of a uniformly random policy's" in \
         record["converged"]["numbers"]
     cell = revisions.revision_cell({"revision": notes[fid, "converged"]})

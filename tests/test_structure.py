@@ -17,7 +17,7 @@ from ensemble_bandits.agents.linear import LinearAgent
 from ensemble_bandits.catalog import hyper
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "ensemble_bandits"
-ANALYSIS = {"claims", "aggregate", "plotting", "paper_tables", "report", "runner", "agents"}
+ANALYSIS = {"claims", "aggregate", "plotting", "paper_tables", "report", "findings", "runner", "agents"}
 
 
 def _imports(path: Path) -> set[str]:

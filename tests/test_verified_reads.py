@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import timeout_s
 
-from ensemble_bandits import archive, cli, paths, report
-from ensemble_bandits.report import make_record, read_record, write_record
+from ensemble_bandits import archive, cli, paths
+from ensemble_bandits.records import make_record, read_record, record_sha256, write_record
 
 KEY = "aaaaaaaaaaaa"
 
@@ -147,7 +147,7 @@ def test_the_report_refuses_a_record_that_does_not_match_its_archive(committed, 
     monkeypatch.chdir(tmp_path)
     data = json.loads(record.read_text())
     data = {**data, "archive_sha256": "0" * 64}
-    record.write_text(json.dumps({**data, "sha256": report.record_sha256(data)}))
+    record.write_text(json.dumps({**data, "sha256": record_sha256(data)}))
     config = tmp_path / "config"
     (config / "figures").mkdir(parents=True)
     (config / "figures" / "lines.yaml").write_text("lines-x: {title: t, caption: c, kind: table, static: {name: x}}\n")

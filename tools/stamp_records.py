@@ -10,7 +10,7 @@ rows are checked first (as the workflow reads them), and a record that has its h
 import sys
 from pathlib import Path
 
-from ensemble_bandits import archive, registry, report
+from ensemble_bandits import archive, records, registry
 
 
 def stamp(folder: Path, scale: str = "paper", config_dir: str = "config") -> int:
@@ -19,7 +19,7 @@ def stamp(folder: Path, scale: str = "paper", config_dir: str = "config") -> int
     defaults = registry.load_yaml(Path(config_dir) / "config.yaml").get("scales", {})
     done = 0
     for path in sorted((folder / "records").glob("*.json")):
-        record = report.read_record(path)
+        record = records.read_record(path)
         if "sha256" in record:
             continue
         body = {k: v for k, v in record.items() if k != "archive_sha256"}
@@ -28,8 +28,8 @@ def stamp(folder: Path, scale: str = "paper", config_dir: str = "config") -> int
             fig = registry.resolve(entries[record["id"]], scale, defaults)
             archive.read_cells(data, fig, archive.usable_keys(data, fig))      # its rows, checked
             body["archive_sha256"] = archive.content_sha256(data)
-        report.write_record({**body, "sha256": report.record_sha256(body)}, path)
-        report.read_record(path)
+        records.write_record({**body, "sha256": records.record_sha256(body)}, path)
+        records.read_record(path)
         done += 1
     return done
 

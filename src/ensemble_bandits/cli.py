@@ -212,7 +212,8 @@ def cmd_publish(args):
 def cmd_claims(args):
     from .tables import read_table
     from .claims import evaluate
-    from .report import dump_claims, make_record, stamped, write_record
+    from .records import make_record, stamped, write_record
+    from .report import dump_claims
 
     fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
     entry = fig["entry"]
@@ -251,7 +252,8 @@ def cmd_claims(args):
 
 def cmd_report(args):
     from .atomic import write_text_atomic
-    from .report import read_record, report_markdown, with_registry_notes
+    from .records import read_record
+    from .report import report_markdown, with_registry_notes
 
     entries = registry.load_registry(args.config_dir, args.schema)
     unknown = [fid for fid in [*args.ids, *(args.skipped or [])] if fid not in entries]

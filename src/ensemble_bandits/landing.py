@@ -4,8 +4,9 @@ opens), a table per paper, each finding not reproduced or inconclusive with its 
 full report is."""
 from __future__ import annotations
 
-from .report import (ICON, PAPERS, REDUCED_CAUSES, VERDICTS, _short, counted, finding_cause, finding_status,
-                     findings, rst_escape, tally, tally_counts)
+from .findings import VERDICTS, counted, finding_cause, finding_status, findings, tally, tally_counts
+from .papers import CITATIONS as PAPERS
+from .report import ICON, REDUCED_CAUSES, _short, rst_escape
 
 
 def _table(rows: list) -> list:

@@ -16,7 +16,7 @@ def what_it_is(staged: str, out: str) -> str:
     """What a staged file is, checked by its kind (a record, a report, an archive, a PNG or a PDF);
     PublishError naming the file when it is not what its name says."""
     from . import archive as arch
-    from .report import read_record
+    from .records import read_record
 
     name = os.path.basename(out)
     try:

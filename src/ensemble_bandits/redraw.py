@@ -39,7 +39,7 @@ def redrawn_record(record: dict, previous: dict | None, archived: bool = True) -
     for it: its numbers came from committed archives (``archived``) or it has no simulated cells (a
     static table, computed again).  ``previous``: the record it replaces (None: no earlier run is
     known, so ``record`` stands as it is).  A record it builds anew carries the old ``sha256``: the
-    writer stamps it again (:func:`report.stamped`)."""
+    writer stamps it again (:func:`records.stamped`)."""
     if previous is None:
         return record
     if _content(record) == _content(previous):

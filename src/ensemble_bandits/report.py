@@ -1,30 +1,25 @@
-"""Claims of one figure (JSON + reStructuredText for the Snakemake report), its record, and REPORT.md.
+"""Claims of one figure (JSON + reStructuredText for the Snakemake report) and REPORT.md.
 
-A figure's *record* (``figures/<scale>/records/<id>.json``, written by its claims job) holds what
-its REPORT.md section shows (title, size, choices, claim verdicts) and the provenance of the run
-that produced it.  REPORT.md is assembled from records, so a paper-scale report can combine ids
-run in different sessions (``reuse_records``): a section taken from an earlier run names that run.
+REPORT.md is assembled from records (:mod:`records`), so a paper-scale report can combine ids run in
+different sessions (``reuse_records``): a section taken from an earlier run names that run; its
+tally of findings is :mod:`findings`.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import os
-import platform
 import re
-import subprocess
 
-from . import ALGORITHMS_VERSION, __version__
 from .atomic import write_text_atomic
-from .paths import restore_hint
-from .report_text import _with_threshold, intervals, readable, rule_bounds, summary_line
-from .revisions import revised_text, revision_cell
+from .findings import (classify, counted, earlier_mark, finding_cause, finding_key, finding_status, findings,
+                       revised, shared_evidence, tally, weak_evidence)
 from .papers import ARXIV, CITATIONS as PAPERS
+from .records import provenance
 from .redraw import redecided_line
+from .report_text import _with_threshold, readable, rule_bounds, summary_line
+from .revisions import revised_text, revision_cell
 
 ICON = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive",
         "reported": "📏 reported"}
-VERDICTS = ("reproduced", "not reproduced", "inconclusive")      # "reported" rows are not counted
 SOURCE_TAG = {"paraphrase": "(paraphrase)", "designed": "(designed)"}   # verbatim quotes are in quotation marks
 HOW_TO_READ = (
     "How to read it. A claim in quotation marks is the paper's own sentence (symbols written in ASCII, "
@@ -109,46 +104,6 @@ def claims_rst(fid: str, results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_info() -> dict:
-    """Commit (``+uncommitted`` when code or config differ from it), time, machine and versions."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-        # uncommitted changes to the code or config, not to the outputs under figures/
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        commit += "+uncommitted" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown (not a git checkout)"
-    return {"commit": commit, "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.node() or 'unknown host'}, {os.cpu_count()} cores, {platform.platform()}",
-            "algorithms": ALGORITHMS_VERSION, "versions": f"ensemble_bandits {__version__}; {package_versions()}"}
-
-
-def provenance_line(scale: str, run: dict) -> str:
-    version, _, packages = run["versions"].partition("; ")
-    return (f"Provenance: commit {run['commit']}, scale `{scale}`, generated {run['generated']}, machine "
-            f"{run['machine']}; {version} (algorithms v{run['algorithms']}); {packages}.")
-
-
-def provenance(scale: str) -> str:
-    return provenance_line(scale, run_info())
-
-
-def package_versions(names=("numpy", "scipy", "torch", "pandas", "snakemake", "papermill")) -> str:
-    """``python 3.11.7, numpy 2.4.6, ...``: the versions that produced a report (read from the
-    installed distributions' metadata, so torch is not imported)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    parts = [f"python {platform.python_version()}"]
-    for name in names:
-        try:
-            parts.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            parts.append(f"{name} not installed")
-    return ", ".join(parts)
-
-
 def with_registry_notes(figures: list, entries: dict) -> list:
     """Records with each claim's ``cause``, its readings' causes (``reading_causes``) and ``finding`` as
     the registry states them now (they are the registry's account of a verdict, not a result of the
@@ -225,207 +180,6 @@ def _look_text(c: dict) -> str:
     from .plans import look_words
 
     return f"<br>{look_words(c)}" if c.get("look") else ""
-
-
-def finding_key(paper: str, fid: str, claim: dict) -> tuple:
-    """What makes rows one finding: the paper and the quote (a sentence checked in several figures).
-    A designed claim (``finding: false``, a condition or transposition of ours) is its figure's own, even
-    where another figure words its condition the same way."""
-    key = (paper, " ".join(claim["quote"].split()))
-    return key if claim.get("finding", True) else (*key, fid)
-
-
-def findings(figures: list) -> dict:
-    """Each paper finding once: :func:`finding_key` -> [(figure id, claim), ...] in report order."""
-    out = {}
-    for f in figures:
-        for c in f["claims"]:
-            out.setdefault(finding_key(f["paper"], f["id"], c), []).append((f["id"], c))
-    return out
-
-
-def counted(rows) -> bool:
-    """Whether a finding counts in the tally: every paper sentence (verbatim or paraphrase) counts; a
-    designed statement of ours or a transposition (source ``designed``, ``finding: false``) does not."""
-    return all(c.get("finding", True) and c.get("source") != "designed" for _, c in rows)
-
-
-def finding_status(rows) -> str:
-    from .claims.core import combine
-
-    return combine(c["status"] for _, c in rows)
-
-
-def counted_status(rows) -> str:
-    """The verdict the tally counts: per row, the verdict under the rule the rule history counts (the
-    first rule's, unless a revision fixes a named error: :mod:`rules`), else the current one."""
-    from .claims.core import combine
-
-    return combine(_counted_one(c) for _, c in rows)
-
-
-def _counted_one(c: dict) -> str:
-    counted_ = (c.get("revision") or {}).get("counted") or {}
-    if counted_.get("rule", "current") != "current" and counted_.get("status"):
-        return counted_["status"]
-    return c["status"]
-
-
-def weak_evidence(rows) -> list:
-    """The registry's lines saying why a finding's reproduced verdict rests on weak evidence."""
-    return list(dict.fromkeys(c["weak"] for _, c in rows if c.get("weak")))
-
-
-def revised(rows) -> bool:
-    return any(c.get("revision") for _, c in rows)
-
-
-def finding_cause(rows):
-    """The cause of a finding that is not reproduced (the first of its rows that names one)."""
-    return next((c["cause"] for _, c in rows if c["status"] in ("not reproduced", "inconclusive") and c.get("cause")),
-                None)
-
-
-def reproduced_elsewhere(rows) -> list:
-    """The labels of the readings under which a finding's every row is reproduced (a reading that
-    decides part of a claim's scope only, ``partial``, does not reproduce the finding)."""
-    labels = None
-    for _, c in rows:
-        mine = {r["label"] for r in c.get("readings", []) if r["status"] == "reproduced" and not r.get("partial")}
-        if c["status"] == "reproduced":
-            continue
-        labels = mine if labels is None else labels & mine
-    return sorted(labels or [])
-
-
-def _classify(rows, scale):
-    """(class, verdict) of a finding: ``reported``, ``designed``, ``substitute`` or ``counted``, with the
-    verdict the tally counts (:func:`counted_status`)."""
-    status = counted_status(rows)
-    if status not in VERDICTS:
-        return "reported", status
-    if not counted(rows):
-        return "designed", status
-    cause = finding_cause(rows) if status != "reproduced" else None
-    if cause and cause["kind"] == "substitute":
-        return "substitute", status
-    return "counted", status
-
-
-def tally_counts(figures: list, scale: str = "paper") -> dict:
-    """The numbers behind :func:`tally`: ``counts`` (verdict -> counted findings, a revised finding under
-    the rule the rule history counts) and ``per_paper`` (paper -> such counts), the rows and findings
-    left out (``repeats``, ``reported``, ``transposed``, ``substituted``), the ``causes`` of the counted
-    findings not reproduced, how many of those are reproduced ``elsewhere`` (another reading), how many
-    verdicts come from an ``earlier`` rule, and the ``revised`` findings: how many, how many of them
-    ``changed`` (counted verdict differs from the current one) and how many are counted under their
-    current rule because the revision ``fixed`` a named error."""
-    counts, repeats, reported, transposed, substituted = dict.fromkeys(VERDICTS, 0), 0, 0, 0, 0
-    causes, elsewhere, earlier, per_paper = {}, 0, 0, {}
-    revised_n, changed, fixed, weak = 0, 0, 0, 0
-    for (paper, *_), rows in findings(figures).items():
-        kind, status = _classify(rows, scale)
-        if kind == "reported":
-            reported += len(rows)
-            continue
-        if kind == "designed":
-            transposed += 1
-            continue
-        if kind == "substitute":
-            substituted += 1
-            continue
-        counts[status] += 1
-        per_paper.setdefault(paper, dict.fromkeys(VERDICTS, 0))[status] += 1
-        repeats += len(rows) - 1
-        earlier += bool(_earlier(rows))
-        weak += status == "reproduced" and bool(weak_evidence(rows))
-        if revised(rows):
-            revised_n += 1
-            changed += status != finding_status(rows)
-            fixed += all((c.get("revision") or {}).get("counted", {}).get("rule") == "current"
-                         for _, c in rows if c.get("revision"))
-        if status != "reproduced":
-            cause = finding_cause(rows)
-            kind = cause["kind"] if cause else ("no cause stated" if scale == "paper"
-                                                else "no cause stated (reduced scale; see below)")
-            causes[kind] = causes.get(kind, 0) + 1
-            elsewhere += bool(reproduced_elsewhere(rows))
-    return {"counts": counts, "per_paper": per_paper, "repeats": repeats, "reported": reported,
-            "transposed": transposed, "substituted": substituted, "causes": causes, "elsewhere": elsewhere,
-            "earlier": earlier, "revised": revised_n, "changed": changed, "fixed": fixed, "weak": weak}
-
-
-def tally(figures: list, scale: str = "paper") -> str:
-    """The report's count (:func:`tally_counts`) in words: verdicts per finding under the primary reading
-    (a finding checked in several figures is reproduced only if it is in each; a revised finding under
-    the rule the rule history counts), how many of the others are reproduced under another reading,
-    their causes, the rows left out (repeats, reported, designed, substitutes), a line per paper and the
-    false verdicts expected at the stated alpha."""
-    from .stats import ALPHA
-
-    t = tally_counts(figures, scale)
-    counts, repeats, reported, transposed = t["counts"], t["repeats"], t["reported"], t["transposed"]
-    substituted, causes, elsewhere, earlier = t["substituted"], t["causes"], t["elsewhere"], t["earlier"]
-    revised_n, changed, fixed, per_paper = t["revised"], t["changed"], t["fixed"], t["per_paper"]
-    text = f"{sum(counts.values())} claims checked: " + ", ".join(f"{counts[k]} {k}" for k in VERDICTS) + "."
-    if t["weak"]:
-        text += (f" {t['weak']} of the {counts['reproduced']} reproduced rest on weak evidence (marked *weak evidence*, "
-                 "each with why: a check that can hardly fail, a half of the sentence left untested, or an untested "
-                 "premise).")
-    text += (" Each paper finding counts once, under the paper's text (the primary reading): a sentence checked in "
-             "several figures is one claim, reproduced only if it is reproduced in each"
-             + (f" ({repeats} rows repeat a finding)." if repeats else "."))
-    if revised_n:
-        text += (f" {revised_n} of these findings are *revised* (their rule was changed after their paper-scale "
-                 f"numbers were seen): the tally counts the verdict under their first rule, except {fixed} whose "
-                 f"revision fixes a named error; for {changed} of them the counted verdict differs from the current "
-                 f"one (both are shown).")
-    if earlier:
-        text += (f" {earlier} of these verdicts {'was' if earlier == 1 else 'were'} decided under an earlier rule "
-                 "(marked \"earlier rule\": records not re-decided since the registry changed the claim).")
-    missed = counts["not reproduced"] + counts["inconclusive"]
-    if missed:
-        text += (f" Of the {missed} not reproduced or inconclusive, {elsewhere} "
-                 f"{'is' if elsewhere == 1 else 'are'} reproduced under another documented reading. Their causes: "
-                 + ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))) + ".")
-    if substituted:
-        text += (f" {substituted} more rest on a substitute setting (not the paper's, which cannot be had offline) and "
-                 "are not counted as failures of the paper.")
-    if transposed:
-        text += (f" {transposed} designed claim(s) (a statement or condition of ours, or a claim transposed to another "
-                 "panel) are shown but not counted.")
-    if reported:
-        text += f" {reported} rows report numbers without a verdict (*reported*) and are not counted."
-    shared = shared_evidence(figures, scale)
-    if shared:
-        text += (f" {len(shared)} counted findings state an estimate of the same runs as another counted finding "
-                 f"(marked *same runs as*): they are not independent evidence.")
-    decided = counts["reproduced"] + counts["not reproduced"]
-    if decided:
-        text += (f" Each decided finding is wrong with probability at most alpha = {ALPHA:g} (a one-sided test per "
-                 f"comparison; every comparison for *reproduced*, Holm's correction for *not reproduced*), so across "
-                 f"the {decided} decided findings at most about {decided * ALPHA:.2g} false verdicts are expected "
-                 f"(exact checks have none; the timing ratios and the minimal-M fit, decided on point estimates, are "
-                 f"not covered by this bound).")
-    if per_paper:
-        text += "\n\n" + "\n".join(
-            f"- **{paper}**: {sum(c.values())} checked: " + ", ".join(f"{c[k]} {k}" for k in VERDICTS)
-            for paper, c in sorted(per_paper.items(), key=lambda kv: list(PAPERS).index(kv[0])
-                                   if kv[0] in PAPERS else len(PAPERS)))
-    return text
-
-
-def shared_evidence(figures: list, scale: str = "paper") -> dict:
-    """{finding key: [labels of the other counted findings]} of the counted findings that state an estimate
-    of the same runs as another (:func:`report_text.intervals`): one piece of evidence under two quotes."""
-    grouped = {k: rows for k, rows in findings(figures).items() if _classify(rows, scale)[0] == "counted"}
-    stated = {k: set().union(*(intervals(c["numbers"]) for _, c in rows)) for k, rows in grouped.items()}
-    out = {}
-    for k, rows in grouped.items():
-        others = [f"{r[0][0]} · {r[0][1]['id']}" for j, r in grouped.items() if j != k and stated[k] & stated[j]]
-        if others:
-            out[k] = others
-    return out
 
 
 def _run_key(run: dict) -> str:
@@ -522,7 +276,7 @@ def _deciding_row(rows, status):
 def verdict_text(rows, scale: str = "paper") -> str:
     """The summary's verdict: counted verdicts as such, and substitute, designed and reported findings
     named as what they are (not counted), with a revised finding's first-rule verdict beside."""
-    kind, status = _classify(rows, scale)
+    kind, status = classify(rows, scale)
     now = finding_status(rows)
     if kind == "reported":
         text = ICON["reported"] + " (not counted)"
@@ -545,7 +299,7 @@ def verdict_text(rows, scale: str = "paper") -> str:
         text += "<br>⚠ weak evidence: " + "; ".join(weak)
     if all(c.get("added_after") for _, c in rows):       # every row of the finding came after the numbers
         text += "<br>added after the numbers"
-    return text + _earlier(rows)
+    return text + earlier_mark(rows)
 
 
 def _cause_rst(cause: dict) -> str:
@@ -580,11 +334,6 @@ def summary_table(figures: list, scale: str) -> list:
         out.append(f"| {link} | {_cell(paper_figure(by_id[fid]))} | {_cell(verdict)} | "
                    f"{_cell(cause_text)} | {_cell(deciding)} | {_cell(_readings_text(c))} |")
     return out
-
-
-def _earlier(rows) -> str:
-    """`` (earlier rule)`` when a row of the finding was decided under a rule the registry has changed since."""
-    return " (earlier rule)" if any(c.get("earlier_rule") for _, c in rows) else ""
 
 
 def table_body(markdown: str) -> list:
@@ -666,7 +415,7 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
                         note += f" *(the finding of {origin}, counted once)*"
                     if not counted([(f["id"], c)]):
                         note += " *(designed: shown, not counted)*"
-                    status = ICON[c["status"]] + _look_text(c) + _earlier([(f["id"], c)]) + revision_cell(c)
+                    status = ICON[c["status"]] + _look_text(c) + earlier_mark([(f["id"], c)]) + revision_cell(c)
                     cause = _cause_text(c, f.get("seeds"))
                     if cause:
                         status += f" — cause: {cause}"
@@ -690,65 +439,3 @@ def dump_claims(fid: str, results: list, json_path, rst_path) -> None:
     write_text_atomic(claims_rst(fid, results), rst_path)
 
 
-RECORD_KEYS = ("id", "paper", "title", "seeds", "horizon", "choices", "claims", "png", "run")
-
-
-def make_record(fig: dict, results: list, run: dict | None = None, archive_sha256: str | None = None) -> dict:
-    """The record of a resolved figure ``fig`` whose claims gave ``results``; ``archive_sha256``: the
-    content hash of the archive its table was built from (:func:`archive.content_sha256`).  The
-    record carries the SHA-256 of its own content (``sha256``), so an edit after the job is seen."""
-    entry = fig["entry"]
-    simulated = bool(fig["series"])
-    record = {"id": entry["id"], "paper": entry["paper"], "title": entry.get("title", entry["id"]),
-              "seeds": fig["seeds"] if simulated else None, "horizon": fig["horizon"],
-              "choices": entry.get("choices", ""), "claims": results, "png": f"{entry['id']}.png",
-              "run": run or run_info(), **({"archive_sha256": archive_sha256} if archive_sha256 else {}),
-              **({"look": fig["look"]} if fig.get("look") else {}),     # a figure planned in looks (plans.at_look)
-              **({"fresh": fig["fresh"]} if fig.get("fresh") else {})}  # its fresh studies' looks (fresh.at_looks)
-    return stamped(record)
-
-
-def stamped(record: dict) -> dict:
-    """``record`` with the SHA-256 of its content as it now is (unchanged if it already carries it)."""
-    return {**record, "sha256": record_sha256(record)}
-
-
-def record_sha256(record: dict) -> str:
-    """SHA-256 of a record's content (its keys but ``sha256``, as canonical JSON)."""
-    import hashlib
-
-    body = {k: v for k, v in record.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def write_record(record: dict, path) -> None:
-    write_text_atomic(json.dumps(record, indent=1, ensure_ascii=False) + "\n", path)
-
-
-def _restore(path) -> str:
-    """How to get a damaged record back: a committed one from git (rebuilding a paper figure can take
-    hours), any other by rebuilding its figure."""
-    hint = restore_hint(path)
-    return f"{hint} (or delete it and rebuild the figure, from its archive where it has one)" \
-        if hint.startswith("restore") else hint
-
-
-def read_record(path) -> dict:
-    """A record, checked for the keys REPORT.md needs (a clear error names a damaged file)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            record = json.load(fh)
-    except (OSError, ValueError) as err:
-        raise ValueError(f"record {path} is unreadable ({err}): {_restore(path)}") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"record {path} is not a record (a JSON {type(record).__name__}): {_restore(path)}")
-    missing = [k for k in RECORD_KEYS if k not in record]
-    if missing:
-        raise ValueError(f"record {path} lacks {', '.join(missing)}: {_restore(path)}")
-    name = os.path.splitext(os.path.basename(str(path)))[0]
-    if record["id"] != name:
-        raise ValueError(f"record {path} is the record of {str(record['id'])[:60]!r}, not of {name!r}: {_restore(path)}")
-    if "sha256" in record and record["sha256"] != record_sha256(record):
-        raise ValueError(f"record {path} was changed after its claims job wrote it (its content does not match its "
-                         f"sha256): {_restore(path)}")
-    return record

@@ -132,7 +132,7 @@ def looked_at():
 def published_record(scale, fid, checked=True):
     """The published record of ``fid`` at ``scale`` (None when absent).  ``checked``: a damaged or
     edited one is an error naming it; else its looks are read as they stand (a rebuild mends it)."""
-    from ensemble_bandits.report import read_record
+    from ensemble_bandits.records import read_record
 
     path = paths.record_file(scale, fid)
     if not os.path.exists(path):
@@ -269,7 +269,8 @@ def report_texts(scale):
     it), the verdicts of the records of the figures built at ``scale``, and each figure's claims for
     its caption (workflow/report/figure.rst): {"landing": reST, "claims": {id: reST}}."""
     from ensemble_bandits.landing import landing_rst
-    from ensemble_bandits.report import claims_rst, read_record, with_registry_notes
+    from ensemble_bandits.records import read_record
+    from ensemble_bandits.report import claims_rst, with_registry_notes
 
     def record(fid):  # published by `all`; a figure built alone leaves it staged
         published = paths.record_file(scale, fid)
