@@ -1,10 +1,10 @@
 """The benchmark's measuring helpers run and time what they name (speed itself is measured by
 ``python -m ensemble_bandits.bench``, not by tests)."""
-from ensemble_bandits import bench
+from ensemble_bandits import bench, bench_neural, bench_numpy
 
 
 def test_history_growth_times_both_agents_of_the_quadratic_panel():
-    out = bench.history_growth(at=(3, 6), rounds=1)
+    out = bench_neural.history_growth(at=(3, 6), rounds=1)
     assert set(out) == {"Ensemble++", "LMC-TS"}
     assert all(early > 0 and late > 0 for early, late in out.values())
 
@@ -12,7 +12,7 @@ def test_history_growth_times_both_agents_of_the_quadratic_panel():
 def test_per_round_growth_times_each_start_round_with_any_fit_attribute():
     env = {"name": "epp_quadratic", "d": 10, "n_arms": 5, "pool": 20}
     agent = {"name": "lmcts", "hidden": 8, "num_iter": 3}
-    cost = bench.per_round_growth(env, agent, seeds=1, at=(4, 8), rounds=1, fit_attr="num_iter")
+    cost = bench_numpy.per_round_growth(env, agent, seeds=1, at=(4, 8), rounds=1, fit_attr="num_iter")
     assert set(cost) == {4, 8} and min(cost.values()) > 0
 
 
@@ -24,7 +24,7 @@ def test_round_flops_count_the_trunk_by_hand_and_grow_exactly_with_steps_and_see
 
     def flops(G, seeds, skip):
         agent = {"name": "greedy_neural", "hidden": 8, "G": G, "update_start": 4, "batch_size": 6}
-        return bench.round_flops({"env": env, "agent": agent, "horizon": 50}, seeds, skip)
+        return bench_neural.round_flops({"env": env, "agent": agent, "horizon": 50}, seeds, skip)
 
     assert flops(1, 1, 2) == flops(3, 1, 2) == 2 * 5 * (10 * 8 + 8 * 8)
     step = flops(2, 1, 6) - flops(1, 1, 6)
@@ -38,9 +38,9 @@ def test_round_products_are_the_products_the_flop_counter_counts():
     env = {"name": "epp_quadratic", "d": 10, "n_arms": 5, "pool": 20}
     agent = {"name": "ensemble_pp_neural", "M": 4, "hidden": 8, "G": 2, "update_start": 4, "batch_size": 6}
     cell = {"env": env, "agent": agent, "horizon": 50}
-    calls = bench.round_products(cell, 2, 6)
-    assert calls and sum(bench.product_flops(calls).values()) == bench.round_flops(cell, 2, 6)
-    assert bench.products_ms(calls, repeats=2) > 0
+    calls = bench_neural.round_products(cell, 2, 6)
+    assert calls and sum(bench_neural.product_flops(calls).values()) == bench_neural.round_flops(cell, 2, 6)
+    assert bench_neural.products_ms(calls, repeats=2) > 0
 
 
 def test_product_flops_split_by_dtype_for_neural_ts():
@@ -49,9 +49,9 @@ def test_product_flops_split_by_dtype_for_neural_ts():
     import torch
     cell = {"env": {"name": "glmes_quadratic", "d": 4, "n_arms": 5}, "horizon": 9,
             "agent": {"name": "neural_ts", "L": 3, "N": 4, "steps": 2}}
-    flops = bench.product_flops(bench.round_products(cell, 10, 2))
+    flops = bench_neural.product_flops(bench_neural.round_products(cell, 10, 2))
     assert set(flops) == {torch.float32, torch.float64} and min(flops.values()) > 0
-    assert sum(flops.values()) == bench.round_flops(cell, 10, 2)
+    assert sum(flops.values()) == bench_neural.round_flops(cell, 10, 2)
 
 
 def test_bench_page_holds_the_output_under_the_command_that_made_it(tmp_path, monkeypatch):
@@ -67,11 +67,11 @@ def test_per_step_times_rounds_directly_so_no_column_is_negative(monkeypatch):
     """The growth columns sum the rounds' own times (a difference of two whole-run timings printed
     -6.14 us per round on a busy machine)."""
     clock = iter(range(10**6))
-    monkeypatch.setattr(bench.time, "perf_counter", lambda: float(next(clock)))   # each reading 1 s later
-    total, early, late = bench._window_times({"env": {"name": "phe_linear", "d": 3, "n_arms": 5},
-                                              "agent": bench.AGENTS["LinTS"], "horizon": 20}, 2, [(2, 4), (16, 20)])
+    monkeypatch.setattr(bench_numpy.time, "perf_counter", lambda: float(next(clock)))   # each reading 1 s later
+    total, early, late = bench_numpy._window_times({"env": {"name": "phe_linear", "d": 3, "n_arms": 5},
+                                              "agent": bench_numpy.AGENTS["LinTS"], "horizon": 20}, 2, [(2, 4), (16, 20)])
     assert (early, late) == (2.0, 4.0) and total > early + late
     monkeypatch.undo()
-    for agent in bench.AGENTS.values():
-        med, early, late = bench.per_step(agent, seeds=2, horizon=50, repeats=2, d=3, K=5)
+    for agent in bench_numpy.AGENTS.values():
+        med, early, late = bench_numpy.per_step(agent, seeds=2, horizon=50, repeats=2, d=3, K=5)
         assert med > 0 and early >= 0 and late >= 0

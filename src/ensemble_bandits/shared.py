@@ -31,7 +31,7 @@ from .agents.linear import LinearAgent
 
 SCORE_BYTES = 4 * 2 ** 20
 """Size of the score block (instances x agents x arms, float64) scored by one product: the
-instances of a batch are scored in chunks of at most this size (bench.py, section 5)."""
+instances of a batch are scored in chunks of at most this size (bench_numpy.py, section 5)."""
 
 
 def proposes(agent) -> bool:

@@ -87,7 +87,7 @@ class LinearAgent(AgentClass):
 
 OUTER_CHUNK_BYTES = 2 ** 20
 """Seeds per chunk of :func:`add_outer`'s dense update: about this many bytes of P, so that the
-chunk's product stays in the CPU cache while it is added (bench.py, section 9)."""
+chunk's product stays in the CPU cache while it is added (bench_numpy.py, section 9)."""
 
 
 def add_outer(P: np.ndarray, x: np.ndarray, z: np.ndarray, sparse: bool = False, zeta: np.ndarray | None = None,
@@ -481,7 +481,7 @@ class EnsemblePlusPlus(LinearAgent):
     distribution_params = {"reference": "vector", "perturbation": "vector"}
 
     # The cost model's member work (costs.COST_MEMBER_S x M x d per seed and round, fitted to the plain
-    # form's timings) of each pair, as the reference's plus the perturbation's share (fitted to bench.py
+    # form's timings) of each pair, as the reference's plus the perturbation's share (fitted to bench_numpy.py
     # section 9; the calibration table, ensemble_bandits.calibration).  Coordinate and Sparse
     # perturbations touch 1 or 2 of the M columns, a Coordinate reference's P zeta is one column.
     MEMBER_SHARE_REFERENCE, MEMBER_SHARE_PERTURBATION = constants(
