@@ -16,7 +16,7 @@ from helpers import run_fresh_python
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
-from ensemble_bandits.agents import AGENTS, neural_es as ne              # noqa: E402
+from ensemble_bandits.agents import AGENTS, neural_es as ne, neural_net as nn_   # noqa: E402
 from ensemble_bandits.agents.torch_common import from_stream, n_params, torch_device, torch_dtype  # noqa: E402
 from ensemble_bandits.envs import ENVIRONMENTS                           # noqa: E402
 from ensemble_bandits.protocol import play                               # noqa: E402
@@ -52,7 +52,7 @@ def ref_gd(Ws, W0, X, Y, lam, N, steps, lr, mean=True):
 
 
 def theta0_of(seed, name, d, L, N):
-    return [torch.as_tensor(w) for w in ne.init_weights(generator(seed, f"agent/{name}/init"), d, L, N)]
+    return [torch.as_tensor(w) for w in nn_.init_weights(generator(seed, f"agent/{name}/init"), d, L, N)]
 
 
 # -- torch_common -----------------------------------------------------------------------------------
@@ -75,9 +75,9 @@ def test_torch_common_helpers():
 # -- network ----------------------------------------------------------------------------------------
 
 def test_parameter_counts_and_initialisation():
-    assert ne.n_weights(20, 3, 20) == 820 and ne.n_weights(50, 3, 20) == 1420      # spec §2.4
-    assert n_params(ne.widths(20, 3, 20)) == 820 and n_params(ne.widths(20, 5, 20)) == 20 * 20 + 3 * 400 + 20
-    Ws = ne.init_weights(np.random.default_rng(0), 20, 3, 20)
+    assert nn_.n_weights(20, 3, 20) == 820 and nn_.n_weights(50, 3, 20) == 1420      # spec §2.4
+    assert n_params(nn_.widths(20, 3, 20)) == 820 and n_params(nn_.widths(20, 5, 20)) == 20 * 20 + 3 * 400 + 20
+    Ws = nn_.init_weights(np.random.default_rng(0), 20, 3, 20)
     assert [w.shape for w in Ws] == [(20, 20), (20, 20), (1, 20)]
     W1, W2, WL = Ws
     assert np.array_equal(W1[:10, :10], W1[10:, 10:]) and not W1[:10, 10:].any() and not W1[10:, :10].any()
@@ -85,11 +85,11 @@ def test_parameter_counts_and_initialisation():
     assert np.array_equal(WL[0, :10], -WL[0, 10:])
     # variances 4/N (blocks) and 2/N (last layer), on many draws
     g = np.random.default_rng(1)
-    many = [ne.init_weights(g, 20, 3, 20) for _ in range(400)]
+    many = [nn_.init_weights(g, 20, 3, 20) for _ in range(400)]
     assert abs(np.var([w[0][:10, :10] for w in many]) - 4 / 20) < 0.01
     assert abs(np.var([w[2][0, :10] for w in many]) - 2 / 20) < 0.01
     # odd d: blocks of ceil(d/2) and floor(d/2) columns
-    W1 = ne.init_weights(np.random.default_rng(0), 5, 3, 4)[0]
+    W1 = nn_.init_weights(np.random.default_rng(0), 5, 3, 4)[0]
     assert W1.shape == (4, 5) and np.array_equal(W1[2:, 3:], W1[:2, :2]) and not W1[:2, 3:].any()
     # symmetric input [x; x]/sqrt(2): f(x; theta_0) = 0 (Remark 5.9)
     env = small_env([0, 1], d=4, K=6)
@@ -112,9 +112,9 @@ def test_per_arm_gradient_equals_naive_history_sum():
         np.add.at(s[b], arms[b], y[b])
         for j in range(M):
             np.add.at(P[b, j], arms[b], z[b, j])
-    f, acts = ne.forward(Ws, X, math.sqrt(N))
+    f, acts = nn_.forward(Ws, X, math.sqrt(N))
     c = torch.as_tensor(n)[:, None] * f - torch.as_tensor(s)[:, None] - torch.as_tensor(P)
-    grads = ne.backward(Ws, acts, c, math.sqrt(N))
+    grads = nn_.backward(Ws, acts, c, math.sqrt(N))
     for b in range(B):
         for j in range(M):
             W = [w[b, j].clone().requires_grad_(True) for w in Ws]
@@ -135,9 +135,9 @@ def test_per_arm_jacobian_equals_autograd():
     B, K, d, N = 2, 5, 4, 6
     Ws = [torch.as_tensor(g.standard_normal((B, 1, o, i))) for o, i in [(N, d), (N, N), (1, N)]]
     X = torch.as_tensor(g.standard_normal((B, K, d)))
-    _, acts = ne.forward(Ws, X, math.sqrt(N))
-    G = ne.per_arm_grads(Ws, acts, math.sqrt(N))
-    assert G.shape == (B, K, ne.n_weights(d, 3, N))
+    _, acts = nn_.forward(Ws, X, math.sqrt(N))
+    G = nn_.per_arm_grads(Ws, acts, math.sqrt(N))
+    assert G.shape == (B, K, nn_.n_weights(d, 3, N))
     for b in range(B):
         for k in range(K):
             W = [w[b, 0].clone().requires_grad_(True) for w in Ws]
@@ -226,7 +226,7 @@ def test_structured_widths_equal_the_dense_form():
     x = torch.randn(B, K, d, generator=g_, dtype=F64)
     p = N * d + pD
     Uinv = torch.eye(p, dtype=F64).expand(B, -1, -1).clone() / lam
-    S = ne.StructuredWidths(Uinv, x, N)
+    S = nn_.StructuredWidths(Uinv, x, N)
     worst = 0.0
     for step in range(400):
         delta, e = torch.randn(B, K, N, generator=g_, dtype=F64), torch.randn(B, K, pD, generator=g_, dtype=F64)
@@ -234,10 +234,10 @@ def test_structured_widths_equal_the_dense_form():
         dense = (g @ Uinv * g).sum(-1)
         worst = max(worst, float(((S.widths(Uinv, delta, e) - dense).abs() / dense.abs()).max()))
         a = torch.randint(K, (B,), generator=g_)
-        ne.sherman_morrison(Uinv, g[torch.arange(B), a] * 0.3, S)
+        nn_.sherman_morrison(Uinv, g[torch.arange(B), a] * 0.3, S)
     assert worst < 1e-11
     # and the per-arm blocks are those of the final U^{-1}
-    fresh = ne.StructuredWidths(Uinv, x, N)
+    fresh = nn_.StructuredWidths(Uinv, x, N)
     torch.testing.assert_close(S.C, fresh.C, rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(S.E, fresh.E, rtol=1e-10, atol=1e-12)
 
@@ -272,7 +272,7 @@ def test_neural_ucb_ts_scores_and_matrix_by_hand(name, matrix):
     agent = AGENTS[name](env.setting, seeds, T + 1, matrix=matrix, lam=lam, L=3, N=N, steps=2, lr=0.05,
                          dtype="float64")
     X = torch.as_tensor(env.features[0])
-    p = ne.n_weights(d, 3, N)
+    p = nn_.n_weights(d, 3, N)
     U = lam * torch.eye(p, dtype=F64)
     for rnd in play(env, agent, T):
         pass

@@ -17,7 +17,7 @@ torch.set_num_threads(1)
 from test_neural_es import SMALL, ref_f, ref_gd, theta0_of                # noqa: E402
 
 from ensemble_bandits import cells, runner                                      # noqa: E402
-from ensemble_bandits.agents import AGENTS, neural_es as ne              # noqa: E402
+from ensemble_bandits.agents import AGENTS, neural_es as ne, neural_net as nn_   # noqa: E402
 from ensemble_bandits.envs import ENVIRONMENTS                           # noqa: E402
 from ensemble_bandits.protocol import Observation, Setting, play        # noqa: E402
 from ensemble_bandits.rng import generator                               # noqa: E402
@@ -87,7 +87,7 @@ def test_neural_ucb_widths_on_the_rounds_contexts():
     env = ctx_env(seeds, d, K)
     agent = AGENTS["neural_ucb"](env.setting, seeds, T, matrix="full", lam=lam, L=3, N=N, steps=2, lr=0.05,
                                  warmup=2, dtype="float64")
-    U = lam * torch.eye(ne.n_weights(d, 3, N), dtype=F64)
+    U = lam * torch.eye(nn_.n_weights(d, 3, N), dtype=F64)
 
     def grad(W, x):
         return torch.cat([r.reshape(-1) for r in torch.autograd.grad(ref_f(W, x[None], N)[0], W)])
@@ -190,15 +190,15 @@ def test_runner_cell_on_contexts():
 def test_block_initialisation_of_the_uci_input_dimensions(d):
     """Shuttle 7 x 9 = 63 (odd): blocks of 32 and 31 columns, the second the first's leading columns;
     Mushroom 2 x 22 = 44: two equal blocks.  A contexts run on them works."""
-    W1, W2, WL = ne.init_weights(np.random.default_rng(0), d, 3, 20)
+    W1, W2, WL = nn_.init_weights(np.random.default_rng(0), d, 3, 20)
     hi, lo = -(-d // 2), d // 2
-    assert W1.shape == (20, d) and ne.n_weights(d, 3, 20) == 20 * d + 420
+    assert W1.shape == (20, d) and nn_.n_weights(d, 3, 20) == 20 * d + 420
     assert np.array_equal(W1[10:, hi:], W1[:10, :lo]) and not W1[:10, hi:].any() and not W1[10:, :hi].any()
     assert np.all(W1[:10, :hi] != 0) and np.array_equal(WL[0, :10], -WL[0, 10:])
     env = ctx_env([0], d, 7 if d == 63 else 2)
     agent = AGENTS["neural_ucb"](env.setting, [0], 5, steps=2, warmup=2)
     rounds = list(play(env, agent, 5))
-    assert agent.p == ne.n_weights(d, 3, 20) and all(np.isfinite(r.regret).all() for r in rounds)
+    assert agent.p == nn_.n_weights(d, 3, 20) and all(np.isfinite(r.regret).all() for r in rounds)
     assert all(torch.isfinite(w).all() for w in agent.W)
 
 
@@ -230,9 +230,9 @@ def test_round_costs_grow_with_the_history_on_contexts(name):
     assert ctx[0] == pytest.approx(fin[0]) and ctx[1] > 2 * fin[1]
     assert cls.round_costs(spec, {**dims, "horizon": 20_000}, "contexts")[1] > 1.5 * ctx[1]
     if name != "neural_es_anytime":
-        macs = 100 * 3 * m * ne.n_weights(63, 3, 20)         # per row of a GD fit
+        macs = 100 * 3 * m * nn_.n_weights(63, 3, 20)         # per row of a GD fit
         rows = ne.NN_ROW_MAC_S * dims["horizon"] / 2 - ne.NN_MAC_S * dims["K"]
-        p, p_d = ne.n_weights(63, 3, 20), 20 * 20 + 20
+        p, p_d = nn_.n_weights(63, 3, 20), 20 * 20 + 20
         widths = ne.NN_WIDTH_MAC_S * dims["K"] * (p * p - (20 * 20 + 20 * p_d + p_d * p_d)) if m == 1 else 0.0
         assert ctx[1] - fin[1] == pytest.approx(macs * rows + widths)
 
