@@ -251,81 +251,19 @@ def cmd_claims(args):
 
 
 def cmd_report(args):
+    """REPORT.md of the ids' records at a scale (:func:`report.assemble`); the report in place
+    (figures/<scale>/, where rule publish copies it) stays as it is when only its provenance line
+    would change."""
     from .atomic import write_text_atomic
-    from .records import read_record
-    from .report import report_markdown, with_registry_notes
-
-    entries = registry.load_registry(args.config_dir, args.schema)
-    unknown = [fid for fid in [*args.ids, *(args.skipped or [])] if fid not in entries]
-    if unknown:      # a typo, not a damaged record: say so, and what the ids are
-        raise SystemExit(f"report: unknown figure id(s) {unknown}; known ids: {', '.join(sorted(entries))}")
-    for fid in args.ids:
-        path = paths.record_file(args.scale, fid)
-        if not os.path.exists(path):
-            committed = f", or restore the committed one: git checkout -- {path}" if args.scale == "paper" else ""
-            raise SystemExit(f"report: {fid} has no record at scale {args.scale} ({path}): build its figure first "
-                             f"(snakemake --cores 2 figures/{args.scale}/{fid}.pdf --config scale={args.scale})"
-                             f"{committed}")
-    try:
-        figures = [read_record(paths.record_file(args.scale, fid)) for fid in args.ids]
-        for fid in args.ids:           # a record must state the numbers of the archive committed beside it
-            if os.path.exists(paths.archive_file(args.scale, fid)):
-                from .archive import matches_record, read_meta
-
-                matches_record(paths.archive_file(args.scale, fid), read_meta(paths.archive_file(args.scale, fid), fid))
-    except ValueError as err:
-        raise SystemExit(f"report: {err}")
-    figures = with_registry_notes(figures, entries)
-    if args.scale == "paper":       # revised rules: the first rule's verdicts, decided again on the archives
-        figures = _with_revisions(args, entries, figures)
-        figures = _with_planned_looks(args, entries, figures)
-    archived = None
-    if args.scale == "paper":       # the scale whose archives are committed (workflow: ARCHIVE_SCALES)
-        archived = {fid for fid in args.ids if os.path.exists(paths.archive_file(args.scale, fid))}
-    tables = {}      # a table figure's markdown (written beside its PDF), shown in its section as a table
-    for fid in args.ids:
-        md = paths.table_markdown(args.scale, fid)
-        if os.path.exists(md):
-            tables[fid] = open(md, encoding="utf-8").read()
     from .redraw import unchanged_report
+    from .report import assemble
 
-    text = report_markdown(args.scale, figures, skipped=args.skipped or [], archived=archived, tables=tables)
-    # the report in place (figures/<scale>/, where rule publish copies it) stays as it is when
-    # nothing but its provenance line would change
+    try:
+        text = assemble(args.scale, args.ids, args.skipped or [], args.config_dir, args.schema,
+                        seeds_per_job=args.seeds_per_job)
+    except ValueError as err:
+        raise SystemExit(f"report: {err}") from None
     write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
-
-
-def _with_planned_looks(args, entries, figures):
-    """The records with the next look of each claim a fresh sequential study plans (registry ``looks:``,
-    :mod:`plans`): its seeds and estimated CPU time (in jobs of ``--seeds-per-job`` seeds, default the
-    config file's); the verdicts are the records' own."""
-    from . import plans
-    from .report import with_planned_looks
-
-    planned = [f["id"] for f in figures if any(s.fresh for s in plans.studies(entries.get(f["id"], {})))]
-    if not planned:
-        return figures
-    config = registry.with_defaults(registry.load_yaml(os.path.join(args.config_dir, "config.yaml")))
-    figs = {fid: registry.resolve(entries[fid], plans.SCALE, config["scales"]) for fid in planned}
-    per_job = args.seeds_per_job or config["seeds_per_job"]     # the run's (the workflow passes its config's)
-    return with_planned_looks(figures, plans.planned_notes(figures, entries, figs, per_job))
-
-
-def _with_revisions(args, entries, figures):
-    """The records with the notes of their revised claims (config/rule_history.yaml; :mod:`revisions`)."""
-    from . import rules
-    from .aggregate import build_table
-    from .data import config_data_dir
-    from .report import with_revisions
-    from .revisions import revision_notes
-
-    history = rules.load_history(os.path.join(args.config_dir, os.path.basename(rules.HISTORY)))
-    if not history:
-        return figures
-    configfile = os.path.join(args.config_dir, "config.yaml")
-    config = registry.with_defaults(registry.load_yaml(configfile))
-    notes = revision_notes(entries, history, args.ids, config, str(config_data_dir(configfile)), build_table)
-    return with_revisions(figures, notes, rules.added_later(history))
 
 
 def cmd_timings(args):

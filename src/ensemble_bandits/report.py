@@ -7,12 +7,14 @@ tally of findings is :mod:`findings`.
 from __future__ import annotations
 
 import json
+import os
 import re
 
+from . import paths, registry
 from .atomic import write_text_atomic
 from .findings import (classify, counted, earlier_mark, finding_cause, finding_key, finding_status, findings,
                        revised, shared_evidence, tally, weak_evidence)
-from .papers import ARXIV, CITATIONS as PAPERS
+from .papers import CITATIONS as PAPERS, paper_figure
 from .records import provenance
 from .redraw import redecided_line
 from .report_text import _with_threshold, readable, rule_bounds, summary_line
@@ -185,16 +187,6 @@ def _look_text(c: dict) -> str:
 def _run_key(run: dict) -> str:
     """Runs of one commit are one code state (same seeds, same numbers): they group together."""
     return f"commit {run['commit']} (algorithms v{run['algorithms']})"
-
-
-PAPER_REF = re.compile(r"\(((?:Fig|Figs|Table|Prop)\.?\s[^()]*|text claim of section [\d.]+)\)\s*$")
-
-
-def paper_figure(record: dict) -> str:
-    """The paper's own item a figure replicates (from its title) and the paper's arXiv id."""
-    m = PAPER_REF.search(record.get("title", ""))
-    item = m.group(1).replace("text claim of section", "§") if m else "designed experiment"
-    return f"{item}, arXiv {ARXIV[record['paper']]}"
 
 
 def natural_key(fid: str):
@@ -439,3 +431,71 @@ def dump_claims(fid: str, results: list, json_path, rst_path) -> None:
     write_text_atomic(claims_rst(fid, results), rst_path)
 
 
+def assemble(scale: str, ids: list, skipped: list, config_dir: str, schema=None,
+             seeds_per_job: int | None = None) -> str:
+    """REPORT.md of the records of ``ids`` at ``scale``: each record checked against the archive
+    committed beside it, with the registry's notes, and at paper scale the revised claims' first-rule
+    verdicts and the next planned looks (their cost in jobs of ``seeds_per_job`` seeds, default the
+    config file's); a table figure's markdown shown in its section.  A ValueError names an unknown id,
+    a missing or damaged record."""
+    from .records import read_record
+
+    entries = registry.load_registry(config_dir, schema)
+    unknown = [fid for fid in [*ids, *skipped] if fid not in entries]
+    if unknown:      # a typo, not a damaged record: say so, and what the ids are
+        raise ValueError(f"unknown figure id(s) {unknown}; known ids: {', '.join(sorted(entries))}")
+    for fid in ids:
+        path = paths.record_file(scale, fid)
+        if not os.path.exists(path):
+            committed = f", or restore the committed one: git checkout -- {path}" if scale == "paper" else ""
+            raise ValueError(f"{fid} has no record at scale {scale} ({path}): build its figure first "
+                             f"(snakemake --cores 2 figures/{scale}/{fid}.pdf --config scale={scale}){committed}")
+    figures = [read_record(paths.record_file(scale, fid)) for fid in ids]
+    for fid in ids:           # a record must state the numbers of the archive committed beside it
+        if os.path.exists(paths.archive_file(scale, fid)):
+            from .archive import matches_record, read_meta
+
+            matches_record(paths.archive_file(scale, fid), read_meta(paths.archive_file(scale, fid), fid))
+    figures = with_registry_notes(figures, entries)
+    archived = None
+    if scale == "paper":       # revised rules' first verdicts on the archives; the planned looks; archives committed
+        figures = _revised(config_dir, entries, ids, figures)
+        figures = _planned(config_dir, entries, figures, seeds_per_job)
+        archived = {fid for fid in ids if os.path.exists(paths.archive_file(scale, fid))}
+    tables = {}      # a table figure's markdown (written beside its PDF), shown in its section as a table
+    for fid in ids:
+        md = paths.table_markdown(scale, fid)
+        if os.path.exists(md):
+            tables[fid] = open(md, encoding="utf-8").read()
+    return report_markdown(scale, figures, skipped=skipped, archived=archived, tables=tables)
+
+
+def _planned(config_dir: str, entries: dict, figures: list, seeds_per_job: int | None = None) -> list:
+    """:func:`with_planned_looks` of the figures a fresh sequential study plans (registry ``looks:``,
+    :mod:`plans`): each claim's next look, its seeds and estimated CPU time."""
+    from . import plans
+
+    planned = [f["id"] for f in figures if any(s.fresh for s in plans.studies(entries.get(f["id"], {})))]
+    if not planned:
+        return figures
+    config = registry.with_defaults(registry.load_yaml(os.path.join(config_dir, "config.yaml")))
+    figs = {fid: registry.resolve(entries[fid], plans.SCALE, config["scales"]) for fid in planned}
+    per_job = seeds_per_job or config["seeds_per_job"]      # the run's (the workflow passes its config's)
+    return with_planned_looks(figures, plans.planned_notes(figures, entries, figs, per_job))
+
+
+def _revised(config_dir: str, entries: dict, ids: list, figures: list) -> list:
+    """:func:`with_revisions` of the records: the notes of their revised claims (config/rule_history.yaml;
+    :mod:`revisions`), decided again under their first rule on the committed archives."""
+    from . import rules
+    from .aggregate import build_table
+    from .data import config_data_dir
+    from .revisions import revision_notes
+
+    history = rules.load_history(os.path.join(config_dir, os.path.basename(rules.HISTORY)))
+    if not history:
+        return figures
+    configfile = os.path.join(config_dir, "config.yaml")
+    config = registry.with_defaults(registry.load_yaml(configfile))
+    notes = revision_notes(entries, history, ids, config, str(config_data_dir(configfile)), build_table)
+    return with_revisions(figures, notes, rules.added_later(history))

@@ -16,7 +16,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..atomic import save_figure_atomic
-from ..report import ARXIV, paper_figure
+from ..papers import ARXIV, paper_figure
 from ..stats import BANDS
 from .methods import family_of, method_styles, reading_styles
 
