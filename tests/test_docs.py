@@ -193,16 +193,46 @@ def test_every_cited_assumption_and_section_has_an_entry():
     assert not missing, f"docs/assumptions.md has no heading for: {missing}"
 
 
+def _unprefixed(text: str) -> list:
+    """The lines of ``text`` citing an assumption id (A14) or a section (§2.6) without its paper."""
+    rest = SECTION_REF.sub("", ID_REF.sub("", text))
+    return [(i, line.strip()[:80]) for i, line in enumerate(rest.splitlines(), 1)
+            if re.search(r"(?<![\w\-])A\d+\b|§", line)]
+
+
 def test_registry_cites_no_assumption_or_section_without_its_paper():
     """A14 or §2.6 alone is ambiguous (the ids are per paper): write glmes-A14, glmes §2.6."""
-    bad = []
-    for name, text in _registry_texts().items():
-        rest = SECTION_REF.sub("", ID_REF.sub("", text))
-        for i, line in enumerate(rest.splitlines(), 1):
-            for m in re.finditer(r"(?<![\w\-])A\d+\b|§", line):
-                bad.append(f"{name}:{i}: {line.strip()[:80]!r}")
-                break
+    bad = [f"{name}:{i}: {line!r}" for name, text in _registry_texts().items() for i, line in _unprefixed(text)]
     assert not bad, f"spec references without a paper prefix (see docs/assumptions.md): {bad}"
+
+
+def _comments_and_docstrings(path: Path):
+    """(line, text) of each comment and docstring of a Python file."""
+    import ast
+    import io
+    import tokenize
+
+    source = _text(path)
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                yield (node.body[0].lineno, doc)
+
+
+def test_code_comments_cite_no_assumption_or_section_without_its_paper():
+    """The registry's prefix rule holds in the library's comments and docstrings too."""
+    bad = [f"{path.relative_to(ROOT)}:{at + i - 1}: {line!r}"
+           for path in sorted((ROOT / "src").rglob("*.py")) for at, text in _comments_and_docstrings(path)
+           for i, line in _unprefixed(text)]
+    assert not bad, f"spec references without a paper prefix (see docs/assumptions.md): {bad}"
+
+
+def test_the_prefix_rule_catches_bare_references():
+    assert [i for i, _ in _unprefixed("glmes-A4 and glmes §2.6\nspec A5\nsee §3.6\nphe paper §5.2")] == [2, 3]
 
 
 # ---------------------------------------------------------------------------------------------

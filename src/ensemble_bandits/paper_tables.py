@@ -4,7 +4,7 @@ Each builder takes keyword parameters whose defaults are the paper / spec values
 returns a :class:`pandas.DataFrame` of strings and numbers with human-readable column
 names.  ``STATIC_TABLES[name](**params)`` is the entry point for the pipeline registry.
 Numbers come from :mod:`ensemble_bandits.theory`; the text cells are quoted from the specs
-(phe.md §A.4, lines.md §B.4-B.6, ensplusplus.md T1-T5, glmes.md §4 Figure 3(b)).
+(phe §A.4, lines §B.4-B.6, ensplusplus.md T1-T5, glmes §4 Figure 3(b)).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from . import theory
 # ---------------------------------------------------------------------------------------
 # LinPHE Table 1 (phe-tab1)
 
-PHE_SYMBOLIC = [  # (Constant, Value), verbatim from Table 1 (phe.md §A.4)
+PHE_SYMBOLIC = [  # (Constant, Value), verbatim from Table 1 (phe §A.4)
     ("L", "max_i ‖x_i‖₂"),
     ("L*", "‖θ*‖₂"),
     ("p₁", "1/n"),
@@ -34,7 +34,7 @@ PHE_BOUND_ROW = ("Thm 1 bound on R(n)", "(c₁ + c₂)(1 + 2/(p₃ − p₂)) �
 
 
 def _phe_column(d: int, n: int, K: int, L: float, L_star: float) -> list[str]:
-    """Numeric Table 1 values for one d, coordinate basis (phe.md §A.4 numeric column)."""
+    """Numeric Table 1 values for one d, coordinate basis (phe §A.4 numeric column)."""
     lam = theory.phe_lambda(theory.coordinate_basis(d))
     c = theory.phe_constants(d, n, K, L, L_star, lam)
     values = [L, L_star, c["p1"], c["p2"], c["p3"], c["c1"], c["c2"], c["c3"], lam]
@@ -59,7 +59,7 @@ QIN_REGRET = "O(√T)-type Bayesian (see Qin et al. 2022) †"
 
 
 def lines_table1() -> pd.DataFrame:
-    """Table 1 of Lee & Oh (lines.md §B.4); the unreadable Qin et al. cell is marked as in B.6 #9."""
+    """Table 1 of Lee & Oh (lines §B.4); the unreadable Qin et al. cell is marked as in B.6 #9."""
     rows = [
         ("Lu and Van Roy [16]", "Frequentist", "Invalid", "Invalid", ""),
         ("Qin et al. [21]", "Bayesian", QIN_REGRET, "Ω(KT)",
@@ -70,14 +70,14 @@ def lines_table1() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Paper", "Frequentist / Bayesian", "Regret bound", "Ensemble size", "Note"])
 
 
-LINES_SETTINGS = (  # lines.md §B.5 theory-scale rows (lambda = 1)
+LINES_SETTINGS = (  # lines §B.5 theory-scale rows (lambda = 1)
     {"d": 10, "K": 100, "T": 10_000, "sigma": 0.5, "delta": 0.01, "S": 1.0, "lam": 1.0},
     {"d": 5, "K": 20, "T": 2_000, "sigma": 0.5, "delta": 0.05, "S": 1.0, "lam": 1.0},
 )
 
 
 def lines_theory(settings=LINES_SETTINGS) -> pd.DataFrame:
-    """Theory-scale beta_T, nu_T, gamma_T and m_theory (lines.md §B.5) for each setting
+    """Theory-scale beta_T, nu_T, gamma_T and m_theory (lines §B.5) for each setting
     (dicts with keys d, K, T, sigma, delta, S and optionally lam, default 1)."""
     rows = []
     for s in settings:
@@ -119,7 +119,7 @@ def _holds(bound: float, exact: float) -> str:
 def _anticoncentration_columns(names, Ms, n: int, seed: int, isotropy: bool = False) -> pd.DataFrame:
     """Per family and M: the paper's bound p(P_zeta), the smallest Monte-Carlo P(<zeta,v> >= 1)
     over :func:`theory.probe_directions` (with its v and exact value) and, optionally, the
-    Monte-Carlo isotropy error (ensplusplus.md §5.3)."""
+    Monte-Carlo isotropy error (epp §5.3)."""
     rows = []
     for name in names:
         row = {}
@@ -195,7 +195,7 @@ def epp_table3() -> pd.DataFrame:
 
 def epp_table5(Ms=(16,), n: int = 1_000_000, seed: int = 0) -> pd.DataFrame:
     """Table 5: distribution properties, plus computed bounds, Monte-Carlo worst-case tails
-    and Monte-Carlo isotropy errors with confidence bounds (n = 10^6 draws, spec §5.3). The
+    and Monte-Carlo isotropy errors with confidence bounds (n = 10^6 draws, epp §5.3). The
     paper's Sphere "≥ 0.0668" is a typo for 0.066388."""
     names = ["sphere", "cube", "gaussian", "coordinate", "sparse"]
     static = pd.DataFrame([

@@ -1,5 +1,5 @@
 """The text family: the hate-speech corpus, a frozen sentence encoder, and cached post features
-(epp spec §2.6, §3.7, §7.1).
+(epp §2.6, epp §3.7, epp §7.1).
 
 Corpus.  The paper's corpus (``ucberkeley-dlab/measuring-hate-speech``) cannot be downloaded at run
 time; the substitute is Davidson et al. (2017), ``hate_speech_davidson/labeled_data.csv`` (24,783
@@ -7,7 +7,7 @@ tweets; shipped, checksum-verified by :mod:`ensemble_bandits.data`).  Its ``clas
 the annotators' votes: 0 hate speech, 1 offensive language, 2 neither.  :data:`LABELS` maps a post to
 "hate" (blocking is correct) or "free" (publishing is correct):
 
-- ``not_neither`` (default, spec §7.1): hate iff class is 0 or 1 (hate speech or offensive language
+- ``not_neither`` (default, epp §7.1): hate iff class is 0 or 1 (hate speech or offensive language
   is not publishable); base rate 83.2 % hate;
 - ``hate_class``: hate iff class 0 (hate speech only); base rate 5.8 %;
 - ``hate_score``: hate iff hate_speech / count > 0.5, the paper's rule applied to Davidson's vote

@@ -5,14 +5,14 @@ end, which draw reference vectors with the library's own sampler
 (:func:`ensemble_bandits.distributions.reference`).
 
 * LinPHE (Kveton et al. 2019): Table 1 constants and the Theorem 1 regret bound
-  (phe.md §A.4; paper L174 and L228).
+  (phe §A.4; paper L174 and L228).
 * Linear ensemble sampling (Lee & Oh 2024): beta_T, nu_T, gamma_T, p_N and the
-  theoretical ensemble size (lines.md §B.3, §B.5).
+  theoretical ensemble size (lines §B.3, lines §B.5).
 * GLM-ES anytime variant: the doubling-trick constant l(gamma, delta, T0, b) and the
-  epoch schedule T_i = floor(T0 b^i) (glmes.md §2.5, §4 Figure 3(b)).
+  epoch schedule T_i = floor(T0 b^i) (glmes §2.5, glmes §4 Figure 3(b)).
 * Ensemble++: anti-concentration constants p(P_zeta), exact tail probabilities
   P(<zeta, v> >= 1), the Lemma 4.2 ensemble-size bounds, and Monte-Carlo estimators of
-  isotropy and of tail probabilities (ensplusplus.md T1/T4, T5, §5.1, §5.3).
+  isotropy and of tail probabilities (ensplusplus.md T1/T4, T5, epp §5.1, epp §5.3).
 
 Logarithms are natural throughout.
 """
@@ -33,11 +33,11 @@ from .stats import ALPHA
 TAIL_TOL = 1e-9
 
 # ---------------------------------------------------------------------------------------
-# LinPHE (phe.md §A.4, Table 1 and Theorem 1)
+# LinPHE (phe §A.4, Table 1 and Theorem 1)
 
 
 def coordinate_basis(d: int) -> np.ndarray:
-    """The lineage code's basis arms {e_1 + e_d, ..., e_{d-1} + e_d, e_d} as rows (phe.md §A.3)."""
+    """The lineage code's basis arms {e_1 + e_d, ..., e_{d-1} + e_d, e_d} as rows (phe §A.3)."""
     X = np.eye(d)
     X[:-1, -1] = 1.0
     return X
@@ -50,7 +50,7 @@ def phe_lambda(basis: np.ndarray) -> float:
 
 
 def phe_constants(d: int, n: int, K: int, L: float, L_star: float, lam: float, a: int | None = None) -> dict:
-    """The constants of Table 1 (phe.md §A.4): p1, p2, p3, c1, c2, c3 and a.
+    """The constants of Table 1 (phe §A.4): p1, p2, p3, c1, c2, c3 and a.
 
     a defaults to Table 1's ceil(16 c1^2); pass it to evaluate c2 at another scale.
     """
@@ -82,7 +82,7 @@ def phe_theorem1_bound(d: int, n: int, K: int, L: float, L_star: float, lam: flo
 
 
 # ---------------------------------------------------------------------------------------
-# Linear ensemble sampling, Lee & Oh (lines.md §B.3, §B.5)
+# Linear ensemble sampling, Lee & Oh (lines §B.3, lines §B.5)
 
 
 def p_N() -> float:
@@ -101,7 +101,7 @@ def lines_beta(t: float, d: int, lam: float, sigma: float, S: float, delta: floa
 
 
 def lines_nu(T: float, d: int, lam: float, sigma: float, S: float, delta: float) -> float:
-    """Radius of the perturbation part, eq. (7) as reconstructed in lines.md §B.3:
+    """Radius of the perturbation part, eq. (7) as reconstructed in lines §B.3:
 
     nu_T = beta_T (sqrt(d log(1 + T/(d lam)) + 2 log(2T/delta)) + sqrt(d) + sqrt(2 log(2T/delta))).
     """
@@ -121,7 +121,7 @@ def lines_m_theory(K: int, T: float, delta: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------
-# GLM-ES doubling trick (glmes.md §2.5, §4 Figure 3(b))
+# GLM-ES doubling trick (glmes §2.5, glmes §4 Figure 3(b))
 
 GOLDEN_B = (3.0 + math.sqrt(5.0)) / 2.0  # the optimal ratio b of the pure-b factor
 
@@ -158,7 +158,7 @@ def doubling_schedule(T0: int, b: float, T: int) -> np.ndarray:
 
 
 def doubling_epochs(T0: int, b: float, T: int) -> list[dict]:
-    """Epochs of the anytime variant (glmes.md §2.5): epoch i plays rounds T_{i-1}+1 .. min(T_i, T)
+    """Epochs of the anytime variant (glmes §2.5): epoch i plays rounds T_{i-1}+1 .. min(T_i, T)
     (T_{-1} = 0) after a full restart tuned for the planned length tau_i = T_i - T_{i-1}."""
     ends = doubling_schedule(T0, b, T)
     starts = np.concatenate([[0], ends[:-1]])
@@ -169,7 +169,7 @@ def doubling_epochs(T0: int, b: float, T: int) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------
-# Ensemble++ reference distributions (ensplusplus.md T1/T4, T5, §5.1, §5.3)
+# Ensemble++ reference distributions (ensplusplus.md T1/T4, T5, epp §5.1, epp §5.3)
 
 
 def epp_anticoncentration(name: str, M: int) -> float:
@@ -196,7 +196,7 @@ def epp_anticoncentration(name: str, M: int) -> float:
 
 
 def sphere_exact_tail(M: int) -> float:
-    """P(<zeta, v> >= 1) for zeta ~ sqrt(M) U(S^{M-1}) and any unit v (§5.3):
+    """P(<zeta, v> >= 1) for zeta ~ sqrt(M) U(S^{M-1}) and any unit v (epp §5.3):
     P(Beta((M-1)/2, (M-1)/2) > 1/2 + 1/(2 sqrt M)); for M = 1, zeta = +-1 and the value is 1/2."""
     if M == 1:
         return 0.5
@@ -244,7 +244,7 @@ def exact_tail_probability(name: str, M: int, v) -> float:
 
 
 def epp_ensemble_sizes(d: int, T: int, delta: float = 0.1, s_min2: float = 0.1, s_max2: float = 0.1) -> dict:
-    """Ensemble sizes of Lemma 4.2 / App. C.4 (ensplusplus.md §5.1), as real numbers:
+    """Ensemble sizes of Lemma 4.2 / App. C.4 (epp §5.1), as real numbers:
 
     M1 = 1024 (d log 9 + log(4/delta)),
     M2 = 320 (d log((2 + (96/s_min) sqrt(s_max^2 + T))/delta) + log(1 + T/s_min^2)),
@@ -262,7 +262,7 @@ def epp_ensemble_sizes(d: int, T: int, delta: float = 0.1, s_min2: float = 0.1, 
 
 
 # ---------------------------------------------------------------------------------------
-# Monte-Carlo estimators over the library's reference sampler (ensplusplus.md §5.3)
+# Monte-Carlo estimators over the library's reference sampler (epp §5.3)
 
 
 def reference_samples(name: str, M: int, n: int, seed: int = 0, batch: int = 1000) -> np.ndarray:
@@ -324,7 +324,7 @@ def mc_tail_probability(name: str, M: int, v, n: int, seed: int = 0) -> tuple[fl
 def probe_directions(M: int) -> dict:
     """Unit directions tried for the worst case: (e_1 + ... + e_k)/sqrt(k) for k in {1, 2, 3, 6, M}, k <= M.
 
-    k = 2 is the Cube case P = 1/4 of §5.3; k = 3 and k = 6 give the one-sided Rademacher
+    k = 2 is the Cube case P = 1/4 of epp §5.3; k = 3 and k = 6 give the one-sided Rademacher
     extremes 1/8 and 7/64.
     """
     out = {}

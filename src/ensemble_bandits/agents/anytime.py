@@ -1,14 +1,14 @@
-"""The doubling trick (glmes.md §2.5; paper §6 L235-257, App. E): an anytime agent from any agent.
+"""The doubling trick (glmes §2.5; glmes paper §6 L235-257, App. E): an anytime agent from any agent.
 
 Epoch ends T_i = floor(T0 b^i) (:func:`ensemble_bandits.theory.doubling_schedule`); epoch i plays
 rounds T_{i-1}+1 .. T_i (T_{-1} = 0) with a *fully restarted* inner agent -- a new object, no
 history, new models -- built for the planned epoch length tau_i = T_i - T_{i-1} (never truncated at
 the horizon, which an anytime agent does not know: the wrapper never reads it).  Per epoch:
 
-* ensemble size m_i = max(1, round(m_coef ln tau_i)) (natural log, round half up; spec A11) and
-  perturbation scale sigma_i = scale_coef ln tau_i (paper §7.2: m = 2 log tau_i, sigma_R =
+* ensemble size m_i = max(1, round(m_coef ln tau_i)) (natural log, round half up; glmes-A11) and
+  perturbation scale sigma_i = scale_coef ln tau_i (glmes paper §7.2: m = 2 log tau_i, sigma_R =
   0.02 log tau_i), unless ``m`` / ``scale`` fix them for every epoch;
-* warm-up (``dt_warmup``, spec A10): ``per_epoch`` -- each epoch redoes the inner agent's warm-up,
+* warm-up (``dt_warmup``, glmes-A10): ``per_epoch`` -- each epoch redoes the inner agent's warm-up,
   of length min(warmup, tau_i) (the inner agent caps its warm-up at its horizon); ``once`` -- only
   epoch 0 warms up, later epochs get ``warmup = 0``;
 * random streams: the inner agent of epoch i draws from the namespace

@@ -1,6 +1,6 @@
 """Approximate G-optimal design over a finite arm set and the rounding of Algorithm 3 (GLM-ES warm-up).
 
-GLM-ES (glmes.md §2.3; paper App. B.4, Alg. 2 L1038 and Alg. 3 L1054-1072) pulls its first tau arms
+GLM-ES (glmes §2.3; paper App. B.4, Alg. 2 L1038 and Alg. 3 L1054-1072) pulls its first tau arms
 by a G-optimal design zeta = argmin_{zeta in simplex} max_k x_k^T V(zeta)^{-1} x_k, V(zeta) =
 sum_k zeta_k x_k x_k^T, rounded to integer pull counts N_k with sum_k N_k = tau.  By the
 Kiefer-Wolfowitz theorem the optimal G-value is d (= the D-optimal design).
@@ -8,24 +8,24 @@ Kiefer-Wolfowitz theorem the optimal G-value is d (= the D-optimal design).
 Everything is batched over seeds (arm sets X (B, K, d)); each seed's numbers are those it gets alone.
 
 * :func:`g_optimal_design` -- Frank-Wolfe from the uniform design until max_k g_k <= d (1 + eps),
-  eps = 0.01 (spec A8).  ``solver``:
+  eps = 0.01 (glmes-A8).  ``solver``:
   ``fedorov_wynn`` (default; the spec's pseudo-code: forward steps only, zeta <- (1 - gamma) zeta +
   gamma e_k*, gamma = (g*/d - 1)/(g* - 1), the exact line search of log det V) or ``wolfe_atwood``
   (forward and *away* steps, Wolfe 1970 / Atwood 1973: weights of arms outside the optimal support
-  reach exactly 0, so "restrict Alg. 3 to supp(zeta)" (spec A9) removes them; fewer iterations).
+  reach exactly 0, so "restrict Alg. 3 to supp(zeta)" (glmes-A9) removes them; fewer iterations).
   From the uniform start the forward-only solver leaves every weight positive, so its support is
   the whole arm set and every arm gets at least one warm-up pull.
   V^{-1} and g are kept by exact rank-one updates, recomputed from scratch every ``refresh``
   iterations and at the end (the returned G-value is the exact one).
 * :func:`round_design` -- Algorithm 3 as written: N_i = ceil((tau - K/2) zeta_i), then +-1 on
-  argmin / argmax_i (N_i - 1)/zeta_i (both over supp(zeta), spec A9) until sum N = tau; line 13
-  (N_i <- max(N_i, r(a)/K), r(a) = (d(d+1)/2 + 1)/a) only with ``min_pulls=True`` (spec A9: off by
+  argmin / argmax_i (N_i - 1)/zeta_i (both over supp(zeta), glmes-A9) until sum N = tau; line 13
+  (N_i <- max(N_i, r(a)/K), r(a) = (d(d+1)/2 + 1)/a) only with ``min_pulls=True`` (glmes-A9: off by
   default, so the warm-up is exactly tau; on = ceil(r(a)/K), which makes it longer than tau).
   One necessary guard: when tau < K/2 the printed start ceil((tau - K/2) zeta_i) is negative and
   the loop can end with negative counts, so the start is ceil(max(tau - K/2, 0) zeta_i) (identical
   whenever tau >= K/2, e.g. tau = 500 with K <= 1000).
 * :func:`warmup_pulls` -- the pull sequence: a uniformly random permutation of the multiset
-  {k repeated N_k times} (spec A8), from one generator per seed.
+  {k repeated N_k times} (glmes-A8), from one generator per seed.
 """
 from __future__ import annotations
 

@@ -3,12 +3,12 @@
 The fit (:mod:`.glm_fit`) uses per-arm sufficient statistics on a fixed arm set and the raw history
 on per-round contexts, and is warm-started from the previous round's solution.  Common keywords:
 
-* ``lam`` and ``penalty``: the penalty is lam |theta|^2 (``squared``, the LinPHE paper §3.3, used by
+* ``lam`` and ``penalty``: the penalty is lam |theta|^2 (``squared``, the phe glmes paper §3.3, used by
   LogPHE, GLM-UCB, UCB-GLM and epsilon-greedy there: phe spec A.6 #16) or (lam/2) |theta|^2
   (``half``: LogTS's N(0, I) prior, and the GLM-ES paper's loss for GLM-TSL and GLM-FPL);
 * ``solver``: ``newton`` (exact minimiser; the LinPHE paper's agents) or gradient descent with
   ``steps`` steps of size ``lr``: ``sum_safe`` (min(lr, 1/L_hat)), ``sum_raw`` or ``mean`` (glmes
-  spec A4; the GLM-ES paper's "100 iterations of step 0.01", default of its baselines, §6);
+  glmes-A4; the GLM-ES paper's "100 iterations of step 0.01", default of its baselines, glmes paper §6);
   ``tol``: Newton's stopping step length;
 * ``warmup``: rounds 1..warmup pull uniformly random arms (Li et al. 2017's initial exploration;
   0 by default: the papers' lam-regularisation replaces it, phe spec A.6 #8).
@@ -115,7 +115,7 @@ class GLMAgent(LinearAgent):
 
 
 class LogTS(GLMAgent):
-    """Logistic Thompson sampling with the Laplace approximation (LinPHE paper §5.2, phe spec A.2.4).
+    """Logistic Thompson sampling with the Laplace approximation (phe glmes paper §5.2, phe §A.2.4).
 
     theta_hat = MAP of sum_l g(X_l^T theta, Y_l) + (lam/2)|theta|^2 (prior N(0, I/lam), lam = 1);
     H = sum_k T_k mu'(x_k^T theta_hat) x_k x_k^T + lam I; each round theta ~ N(theta_hat, a^2 H^{-1})
@@ -141,9 +141,9 @@ class LogTS(GLMAgent):
 
 
 class GLMTSL(LogTS):
-    """GLM-TSL (Kveton et al. 2020), a GLM-ES baseline (glmes spec §2.6): LogTS with theta ~
+    """GLM-TSL (Kveton et al. 2020), a GLM-ES baseline (glmes §2.6): LogTS with theta ~
     N(theta_hat, a^2 H(theta_hat)^{-1}), lam = 1, a = 1, the MLE by the GLM-ES paper's gradient descent
-    (100 steps, step min(0.01, 1/L_hat); spec §6, A4)."""
+    (100 steps, step min(0.01, 1/L_hat); glmes §6, glmes-A4)."""
 
     name = "glm_tsl"
 
@@ -200,7 +200,7 @@ class UCBGLM(GLMUCB):
 
     ``alpha``: ``theory`` = (sigma/kappa) sqrt((d/2) log(1 + 2n/d) + log(1/delta)) with sigma = 1/2,
     kappa = c_mu = 1/4, delta = 1/n (Li et al. Thm 2; LinPHE paper's runs, phe spec A.2.4), or a
-    number (the GLM-ES baselines: alpha = 1, glmes spec §2.6).  Li et al.'s random initial exploration
+    number (the GLM-ES baselines: alpha = 1, glmes §2.6).  Li et al.'s random initial exploration
     is ``warmup`` rounds (0 by default: replaced by lam = 1, phe spec A.6 #8)."""
 
     name = "ucb_glm"
@@ -224,7 +224,7 @@ class UCBGLM(GLMUCB):
 
 
 class LogisticEpsilonGreedy(GLMAgent):
-    """epsilon-greedy with a logistic fit (LinPHE paper §5.2: "implemented as in Section 5.1"): explore
+    """epsilon-greedy with a logistic fit (phe glmes paper §5.2: "implemented as in Section 5.1"): explore
     a uniformly random arm with probability min(1, rate sqrt(n) / (2 sqrt(t))), else argmax x^T
     theta_hat with the lam|theta|^2-regularised MLE, lam = 1.  ``schedule`` as for ``egreedy``:
     ``sqrt_n`` (about 5 % exploration, phe spec A.2.3) or ``literal`` (min(1, rate / (2 sqrt t)))."""
@@ -247,13 +247,13 @@ class LogisticEpsilonGreedy(GLMAgent):
 
 
 class GLMFPL(GLMAgent):
-    """GLM-FPL (Kveton et al. 2020; = GLM-PHE), a GLM-ES baseline (glmes spec §2.6): every round the
+    """GLM-FPL (Kveton et al. 2020; = GLM-PHE), a GLM-ES baseline (glmes §2.6): every round the
     MLE of the history with *fresh* perturbed targets Y_l + Z_l, Z_l ~ N(0, scale^2) i.i.d. for all
     l < t, then argmax x^T theta.  Perturbations enter only through c = sum_l X_l (Y_l + Z_l): on a
     fixed arm set the per-arm sums sum_{l: arm k} Z_l are drawn directly (exact in distribution);
     on contexts each past round gets its own draw.  scale = 0.1 (= sigma_R), lam = 1 with
     (lam/2)|theta|^2, the GLM-ES paper's gradient descent warm-started from the last perturbed fit
-    (spec §6); ``perturbation``: any scalar family of the same standard deviation.  ``per_datum``: on a
+    (glmes §6); ``perturbation``: any scalar family of the same standard deviation.  ``per_datum``: on a
     fixed arm set too, keep every past round and refit on all of them, each with its own fresh draw,
     as the paper describes PHE (Theta(t) draws and rows per round: the cost GLM-ES's paper argues
     against; the same distribution as the per-arm sums, different draws)."""
@@ -286,7 +286,7 @@ class GLMFPL(GLMAgent):
 
 
 class LogPHE(LinPHE):
-    """LogPHE (LinPHE paper §3.3, phe spec A.2.2): LinPHE's round with the ridge solve replaced by
+    """LogPHE (phe glmes paper §3.3, phe §A.2.2): LinPHE's round with the ridge solve replaced by
     the logistic fit.  Rounds 1..d pull the basis arms; then, with U_k ~ Binomial(ceil(a T_k), 1/2)
     fresh for every arm (LinPHE's draw), theta minimises
 
@@ -294,7 +294,7 @@ class LogPHE(LinPHE):
 
     the paper's objective with a pseudo-rewards per observation grouped by arm (for Bernoulli
     rewards V_k counts the ones of arm k), and the arm is argmax x^T theta.  lam = 1 (``penalty``
-    ``squared``: lam|theta|^2 as in §3.3; phe spec A.6 #4); Newton/IRLS warm-started from the last
+    ``squared``: lam|theta|^2 as in phe paper §3.3; phe §A.6 #4); Newton/IRLS warm-started from the last
     round's theta, to convergence (``tol``)."""
 
     name = "logphe"

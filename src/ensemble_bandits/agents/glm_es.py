@@ -1,17 +1,17 @@
-"""GLM-ES: ensemble sampling for generalised linear bandits (Sun, Wang & Xu 2025, Alg. 1 with §4.2;
-glmes.md §2.1, §2.3), and its anytime variant by the doubling trick (§2.5, :mod:`.anytime`).
+"""GLM-ES: ensemble sampling for generalised linear bandits (Sun, Wang & Xu 2025, Alg. 1 with glmes paper §4.2;
+glmes §2.1, glmes §2.3), and its anytime variant by the doubling trick (glmes §2.5, :mod:`.anytime`).
 
-m models theta^j, all starting at 0 (no prior perturbation, spec §2.1).  Each round, every model
+m models theta^j, all starting at 0 (no prior perturbation, glmes §2.1).  Each round, every model
 gets one fresh perturbation Z_t^j ~ P_R of the new reward and is refitted by ``steps`` = 100
 full-batch gradient-descent steps of size ``lr`` = 0.01 (warm-started from its previous theta, spec
-A5/A6) on its own perturbed, lambda-regularised negative log-likelihood (sum form, eq. 4.2-4.3)
+glmes-A5/glmes-A6) on its own perturbed, lambda-regularised negative log-likelihood (sum form, eq. 4.2-4.3)
 
     L_j(theta) = lam/2 |theta|^2 - sum_{l<=t} [(Y_l + Z_l^j) x_l^T theta - b(x_l^T theta)],
     grad L_j   = lam theta + sum_{l<=t} (mu(x_l^T theta) - Y_l - Z_l^j) x_l;
 
 perturbations are drawn once per (model, round) and never resampled.  The first tau rounds
 (``warmup``, 500) pull the arms of a rounded G-optimal design (:mod:`.design`, App. B.4 Alg. 2-3)
-in random order; their data are perturbed like every other round's (spec A7) and the models are
+in random order; their data are perturbed like every other round's (glmes-A7) and the models are
 fitted on them during the warm-up (``warmup_fit``).  After the warm-up each round plays
 argmax_x x^T theta^{j_t} for a model j_t drawn uniformly (mu is increasing); ties at random.
 
@@ -25,21 +25,21 @@ batched matmuls per GD step (:func:`glm_fit.gradient_descent`).
 
 Options for the spec's ambiguities (defaults first):
 
-* ``solver`` (A4, the spec's ``loss_scale``; :mod:`.glm_fit`'s names): ``sum_safe`` -- the sum loss
+* ``solver`` (glmes-A4, the spec's ``loss_scale``; :mod:`.glm_fit`'s names): ``sum_safe`` -- the sum loss
   with step min(lr, 1/L_t), L_t = mu'_max lambda_max(sum_l x_l x_l^T) + lam, mu'_max = 1/4, which is
   the stated 0.01 while that step is stable; ``sum_raw`` -- step 0.01 always, as printed (it
   oscillates once lambda_max(sum x x^T) exceeds about 800); ``mean`` -- the loss divided by the
   number of observations, step 0.01; ``newton`` -- the exact regularised MLE of every member
   (:func:`glm_fit.newton`, stopping at step length ``tol``), what the analysis assumes.
-* ``warm_start`` (A5): True (from the previous theta^j) or False (from 0 every round).
-* ``warmup_fit`` (A7): ``per_round`` -- the update runs every round, warm-up rounds included, so
+* ``warm_start`` (glmes-A5): True (from the previous theta^j) or False (from 0 every round).
+* ``warmup_fit`` (glmes-A7): ``per_round`` -- the update runs every round, warm-up rounds included, so
   the models are fitted on the (perturbed) warm-up data before the first ES round; ``once`` -- no
   update during the warm-up, one fit (from 0) at its last round.
 * ``warmup_design``: ``g_optimal`` (fixed arm set only) or ``random`` (uniformly random arms, the
-  only possibility on per-round contexts, spec §3.6).  ``g_opt_solver`` / ``g_opt_eps`` (A8),
-  ``g_opt_min_pulls`` / ``g_opt_a`` (A9): see :mod:`.design`.
+  only possibility on per-round contexts, glmes §3.6).  ``g_opt_solver`` / ``g_opt_eps`` (glmes-A8),
+  ``g_opt_min_pulls`` / ``g_opt_a`` (glmes-A9): see :mod:`.design`.
 * The warm-up lasts min(warmup, horizon) rounds: an anytime epoch passes its planned length as the
-  horizon, which gives the per-epoch warm-up min(tau, epoch length) of A10.
+  horizon, which gives the per-epoch warm-up min(tau, epoch length) of glmes-A10.
 """
 from __future__ import annotations
 
@@ -88,9 +88,9 @@ class Perturbations:
 
 
 class GLMES(LinearAgent):
-    """GLM-ES (glmes.md §2.3): m GD-fitted logistic models on perturbed histories, G-optimal warm-up.
+    """GLM-ES (glmes §2.3): m GD-fitted logistic models on perturbed histories, G-optimal warm-up.
 
-    Hyper-parameters (paper defaults, §7.2): m = 10 models, lam = 1 ((lam/2)|theta|^2), perturbation
+    Hyper-parameters (paper defaults, glmes paper §7.2): m = 10 models, lam = 1 ((lam/2)|theta|^2), perturbation
     N(0, scale^2) with scale = sigma_R = 0.1, warm-up tau = 500, ``steps`` = 100 GD steps of size
     ``lr`` = 0.01.  The options that settle the spec's ambiguities are in the module docstring.
     """
@@ -130,7 +130,7 @@ class GLMES(LinearAgent):
         _choice(g_opt_solver, design.SOLVERS, "g_opt_solver")
         if self.warmup_design == "g_optimal" and setting.action_space != "finite":
             raise ValueError("glm_es: the G-optimal warm-up needs a fixed arm set; on per-round contexts use "
-                             "warmup_design: random (glmes.md §3.6)")
+                             "warmup_design: random (glmes §3.6)")
         if int(warmup) < 0:
             raise ValueError(f"warmup must be >= 0, got {warmup}")
         self.steps, self.lr, self.tol, self.warm_start = int(steps), float(lr), float(tol), bool(warm_start)
@@ -209,5 +209,5 @@ class GLMES(LinearAgent):
 
 
 GLMESAnytime = doubling_trick(GLMES, "glm_es_anytime")
-"""Anytime GLM-ES (glmes.md §2.5): restarts at T_i = floor(T0 b^i); epoch i uses m_i = max(1,
-round(2 ln tau_i)) and scale = 0.02 ln tau_i, warm-up min(500, tau_i) per epoch (A10, A11)."""
+"""Anytime GLM-ES (glmes §2.5): restarts at T_i = floor(T0 b^i); epoch i uses m_i = max(1,
+round(2 ln tau_i)) and scale = 0.02 ln tau_i, warm-up min(500, tau_i) per epoch (glmes-A10, glmes-A11)."""

@@ -23,7 +23,7 @@ LinPHE paper's lam|theta|^2 is lam' = 2 lam here.  Everything is float64.
 
 :func:`solve` is the one entry point of the agents: ``newton`` (the exact minimiser, default of the
 LinPHE paper's agents) or gradient descent with one of three step rules (the GLM-ES paper's "100 GD
-steps of size 0.01", glmes spec A4).  Every fit is warm-started from the given theta0, and each row's
+steps of size 0.01", glmes-A4).  Every fit is warm-started from the given theta0, and each row's
 (seed's, member's) iterations depend on its own data only, so a seed's fit is the same bit for bit in
 any batch.
 """
@@ -241,7 +241,7 @@ def gradient_descent(design: Design, c: np.ndarray, lam: float, theta0: np.ndarr
 
 def safe_lr(gram: np.ndarray, lam: float, cap: float = 0.01) -> np.ndarray:
     """Per-seed step min(cap, 1/L_hat), L_hat = mu'_max lambda_max(gram) + lam (B,): gradient descent
-    on the summed loss is stable with it (glmes spec §2.3, ``sum_safe``)."""
+    on the summed loss is stable with it (glmes §2.3, ``sum_safe``)."""
     top = np.linalg.eigvalsh(gram)[:, -1]
     return np.minimum(cap, 1.0 / (MU_DOT_MAX * top + lam))
 

@@ -1,7 +1,7 @@
-"""A GPT-architecture backbone as the trunk of the neural Ensemble++ heads (epp spec §2.6, §7.1): the
+"""A GPT-architecture backbone as the trunk of the neural Ensemble++ heads (epp §2.6, epp §7.1): the
 offline substitute of GPT-2 / Pythia-14m for the frozen-vs-finetuned ablation (epp-fig16).
 
-The model is a *randomly initialised* small GPT-2 (``transformers.GPT2Model``; spec §7.1: 2 layers,
+The model is a *randomly initialised* small GPT-2 (``transformers.GPT2Model``; epp §7.1: 2 layers,
 2 heads, 128-d, byte-level vocabulary, 64 positions; dropout 0, so a run is deterministic), one per
 seed, fully finetuned through the mean head (``finetune: true``) or frozen (random features).  Its
 feature of a post is the last hidden state at the last non-pad token (the authors' code).
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-SHAPE = dict(n_layer=2, n_head=2, n_embd=128)     # spec §7.1
+SHAPE = dict(n_layer=2, n_head=2, n_embd=128)     # epp §7.1
 VOCAB = 257                                       # pad 0 + 256 byte values
 
 

@@ -1,21 +1,21 @@
-"""Neural-ES and its neural baselines (Sun, Wang & Xu 2025, §4.3, §7; glmes.md §2.4-2.6, §3.6), in torch.
+"""Neural-ES and its neural baselines (Sun, Wang & Xu 2025, glmes paper §4.3, glmes paper §7; glmes §2.4-2.6, glmes §3.6), in torch.
 
-Network (spec §2.4): an MLP f(x; theta) of L layers and hidden widths N, no biases, with symmetric
+Network (glmes §2.4): an MLP f(x; theta) of L layers and hidden widths N, no biases, with symmetric
 block initialisation theta_0 (:mod:`.neural_net`, its passes and fit).
 
 Neural-ES keeps m models, all starting at the seed's theta_0.  Each round every model j gets one
 fresh perturbation Z_t^j ~ N(0, scale^2) of the new reward, kept for ever, and is refitted by
 ``steps`` = 100 full-batch GD steps of size ``lr`` = 0.01, warm-started from its previous weights
-(spec A5, A6), on
+(glmes-A5, glmes-A6), on
 
     L_j(theta) = [ 1/2 sum_{l<=t} (f(x_l; theta) - Y_l - Z_l^j)^2 + 1/2 lam N |theta - theta_0|^2 ] / n,
 
-n = t for ``loss_scale: mean`` (the default, spec A4) and n = 1 for ``sum``.  It plays
+n = t for ``loss_scale: mean`` (the default, glmes-A4) and n = 1 for ``sum``.  It plays
 argmax_k f(x_k; theta^{j_t}) for a model j_t drawn uniformly each round (ties at random).  The first
 ``warmup`` rounds are a warm-up (``warmup_design``): on a fixed arm set by default K rounds pulling
-arms 1..K in index order ("pulling each arm once", spec §2.4 and A13; the arms are an iid draw, so the
+arms 1..K in index order ("pulling each arm once", glmes §2.4 and glmes-A13; the arms are an iid draw, so the
 order carries no information); on per-round contexts, where that has no meaning, by default tau = 50
-rounds of uniformly random arms (spec §3.6).  Warm-up data are perturbed (A7) and, with
+rounds of uniformly random arms (glmes §3.6).  Warm-up data are perturbed (glmes-A7) and, with
 ``warmup_fit: per_round``, fitted every round like any other.
 
 The two action spaces, like GLM-ES (:mod:`.glm_es`): on a fixed arm set (``finite``) the squared
@@ -29,7 +29,7 @@ with t (linearly; the whole run's quadratically).  All B seeds x M models are on
 weights (B, M, out, in), with a hand-written backward pass of batched matmuls (:func:`.neural_net.backward`);
 tests check it against autograd on the naive history sum.
 
-Baselines (spec §2.6, A14, A15), the same network and GD:
+Baselines (glmes §2.6, glmes-A14, glmes-A15), the same network and GD:
 
 * Neural-PHE (``neural_phe``, NPR of Jia et al. 2022): one network; every round *fresh* perturbations
   of all past rewards, N(0, scale^2) each.  On a fixed arm set only their per-arm sums enter the
@@ -43,19 +43,19 @@ Baselines (spec §2.6, A14, A15), the same network and GD:
   gamma = 1.
 * Neural-TS (``neural_ts``, Zhang et al. 2021): r(x) ~ N(f(x), nu^2 lam g^T U^{-1} g / N) per arm
   independently; same U and training.  nu = 1.
-  ``matrix``: ``auto`` (full U^{-1} by Sherman-Morrison when d' <= 2000, else its diagonal, A14),
+  ``matrix``: ``auto`` (full U^{-1} by Sherman-Morrison when d' <= 2000, else its diagonal, glmes-A14),
   ``full`` or ``diag``.  U^{-1} is kept in float64 whatever ``dtype`` (10^4 rank-one updates).
 
-Options common to all (defaults first): ``dtype`` float32 | float64 (A21); ``device`` cpu | cuda;
-``loss_scale`` mean | sum (A4); ``warm_start`` True | False (A5); ``warmup`` None (K on a fixed arm
+Options common to all (defaults first): ``dtype`` float32 | float64 (glmes-A21); ``device`` cpu | cuda;
+``loss_scale`` mean | sum (glmes-A4); ``warm_start`` True | False (glmes-A5); ``warmup`` None (K on a fixed arm
 set, 50 on per-round contexts) or a number of rounds, capped at the horizon (an anytime epoch's planned
-length: min(K, tau_i), A10/A13); ``warmup_design`` None (``each_arm`` on a fixed arm set, ``random`` on
+length: min(K, tau_i), glmes-A10/glmes-A13); ``warmup_design`` None (``each_arm`` on a fixed arm set, ``random`` on
 per-round contexts, so a registry spec needs neither) | ``each_arm`` (arms 1..K in turn; fixed arm set
 only) | ``random`` (uniform arms from the stream ``warmup_arms``, as GLM-ES's option of that name);
 ``warmup_fit`` per_round | once; ``init`` block (the stated symmetric blocks; an odd d uses blocks of
-ceil(d/2) and floor(d/2) columns, the second the first's leading columns, A12: 32 and 31 for the UCI
+ceil(d/2) and floor(d/2) columns, the second the first's leading columns, glmes-A12: 32 and 31 for the UCI
 Shuttle's 63) | standard (N(0, 2/fan_in), no symmetry); ``symmetric_input`` False | True (feed
-[x; x]/sqrt(2), so f(x; theta_0) = 0 as the theory's Remark 5.9 wants, A12's alternative; the input
+[x; x]/sqrt(2), so f(x; theta_0) = 0 as the theory's Remark 5.9 wants, glmes-A12's alternative; the input
 dimension doubles).
 
 Randomness: theta_0 from (seed, agent/<name>/init), perturbations, member choices, random warm-up
@@ -90,7 +90,7 @@ from .torch_common import from_stream, torch_device, torch_dtype
 LOSS_SCALES = ("mean", "sum")
 WARMUP_FITS = ("per_round", "once")
 WARMUP_DESIGNS = ("each_arm", "random")
-CONTEXTS_WARMUP = 50       # tau on per-round contexts (spec §3.6: Neural-ES tau = 50)
+CONTEXTS_WARMUP = 50       # tau on per-round contexts (glmes §3.6: Neural-ES tau = 50)
 INITS = ("block", "standard")
 MATRICES = ("auto", "full", "diag")
 
@@ -224,7 +224,7 @@ class NeuralAgent(LinearAgent):
         self.warmup_design = _choice(warmup_design, WARMUP_DESIGNS, "warmup_design")
         if self.warmup_design == "each_arm" and not self.per_arm:
             raise ValueError(f"{self.name}: pulling each arm once needs a fixed arm set; on per-round contexts "
-                             "use warmup_design: random (glmes.md §3.6)")
+                             "use warmup_design: random (glmes §3.6)")
         warmup = self.default_warmup(setting.action_space, self.K) if warmup is None else int(warmup)
         if warmup < 0:
             raise ValueError(f"warmup must be >= 0, got {warmup}")
@@ -348,8 +348,8 @@ class NeuralAgent(LinearAgent):
 
 
 class NeuralES(NeuralAgent):
-    """Neural-ES (glmes.md §2.4): m networks on their own perturbed histories, warm-up by pulling each
-    arm once (random arms on per-round contexts).  Paper defaults (§7.2): m = 10, scale = sigma_R = 0.1,
+    """Neural-ES (glmes §2.4): m networks on their own perturbed histories, warm-up by pulling each
+    arm once (random arms on per-round contexts).  Paper defaults (glmes paper §7.2): m = 10, scale = sigma_R = 0.1,
     lam = 1, L = 3, N = 20, 100 GD steps of size 0.01; options in the module docstring."""
 
     name = "neural_es"
@@ -387,7 +387,7 @@ class NeuralES(NeuralAgent):
 
 
 class NeuralPHE(NeuralAgent):
-    """Neural-PHE / NPR (spec §2.6, A15): one network refitted each round on freshly perturbed past
+    """Neural-PHE / NPR (glmes §2.6, glmes-A15): one network refitted each round on freshly perturbed past
     rewards (on a fixed arm set their per-arm sums, drawn exactly; module docstring); greedy choice.
     scale = 0.1."""
 
@@ -410,7 +410,7 @@ class NeuralPHE(NeuralAgent):
 
 
 class NeuralUCBTS(NeuralAgent):
-    """Neural-UCB and Neural-TS: the gradient-feature confidence matrix U (spec §2.6)."""
+    """Neural-UCB and Neural-TS: the gradient-feature confidence matrix U (glmes §2.6)."""
 
     @classmethod
     def round_costs(cls, spec: dict, dims: dict, action_space: str = "finite"):
@@ -485,7 +485,7 @@ class NeuralUCBTS(NeuralAgent):
 
 
 class NeuralUCB(NeuralUCBTS):
-    """Neural-UCB (Zhou et al. 2020; spec §2.6): f + gamma sqrt(g^T U^{-1} g / N), gamma = 1."""
+    """Neural-UCB (Zhou et al. 2020; glmes §2.6): f + gamma sqrt(g^T U^{-1} g / N), gamma = 1."""
 
     name = "neural_ucb"
 
@@ -499,7 +499,7 @@ class NeuralUCB(NeuralUCBTS):
 
 
 class NeuralTS(NeuralUCBTS):
-    """Neural-TS (Zhang et al. 2021; spec §2.6): r(x) ~ N(f, nu^2 lam g^T U^{-1} g / N) per arm, nu = 1."""
+    """Neural-TS (Zhang et al. 2021; glmes §2.6): r(x) ~ N(f, nu^2 lam g^T U^{-1} g / N) per arm, nu = 1."""
 
     name = "neural_ts"
 

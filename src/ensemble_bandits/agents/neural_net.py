@@ -1,8 +1,8 @@
-"""The network of the glmes neural agents (:mod:`.neural_es`; Sun, Wang & Xu 2025, glmes.md §2.4), in
+"""The network of the glmes neural agents (:mod:`.neural_es`; Sun, Wang & Xu 2025, glmes §2.4), in
 batched torch: widths and initialisation, the forward pass, a hand-written backward pass and per-arm
 gradients, the full-batch GD fit, and the inverse of U updated rank one at a time.
 
-Network (spec §2.4): f(x; theta) = sqrt(N) W_L phi(W_{L-1} phi(... phi(W_1 x))), phi = ReLU, no
+Network (glmes §2.4): f(x; theta) = sqrt(N) W_L phi(W_{L-1} phi(... phi(W_1 x))), phi = ReLU, no
 biases, hidden widths N; d' = N d + N^2 (L - 2) + N weights (820 for d = 20, L = 3, N = 20).
 Initialisation theta_0: W_1 = blockdiag(W, W) with W (N/2 x d/2) iid N(0, 4/N); W_l = blockdiag(W, W),
 W (N/2 x N/2) iid N(0, 4/N) for 2 <= l <= L-1; W_L = (w, -w), w (1 x N/2) iid N(0, 2/N).
@@ -20,12 +20,12 @@ def widths(d: int, L: int, N: int) -> list[int]:
 
 
 def n_weights(d: int, L: int, N: int) -> int:
-    """d' = N d + N^2 (L - 2) + N (spec §2.4)."""
+    """d' = N d + N^2 (L - 2) + N (glmes §2.4)."""
     return int(N) * int(d) + int(N) ** 2 * (int(L) - 2) + int(N)
 
 
 def init_weights(g: np.random.Generator, d: int, L: int, N: int, init: str = "block") -> list[np.ndarray]:
-    """theta_0 of one seed: the list of weight matrices (out, in), drawn from ``g`` (spec §2.4, A12)."""
+    """theta_0 of one seed: the list of weight matrices (out, in), drawn from ``g`` (glmes §2.4, glmes-A12)."""
     if N % 2:
         raise ValueError(f"the block initialisation needs an even width N, got {N}")
     w = widths(d, L, N)

@@ -1,4 +1,4 @@
-"""Ensemble++'s nonlinear synthetic bandits (epp spec §3.3-3.5): the quadratic bandit, the vector
+"""Ensemble++'s nonlinear synthetic bandits (epp §3.3-3.5): the quadratic bandit, the vector
 quadratic bandit and the neural (random-MLP, Bernoulli) bandit.
 
 All three share one shape (:class:`PoolBandit`): a pool of ``pool`` candidate actions x ~ N(0, I_d)
@@ -8,7 +8,7 @@ every round, the setting of epp-fig4); the regret is the noiseless max over the 
 minus the mean of the chosen one.  The mean of every pool action is computed once, so a round only
 gathers.
 
-Instances (spec ambiguity A16) -- ``instance``:
+Instances (spec ambiguity epp-A16) -- ``instance``:
 
 - ``"fixed"`` (default, the authors' ``freq_task=1``): the reward function, the pool *and* the
   sequence of offered subsets are one draw shared by every seed, from the streams
@@ -118,8 +118,8 @@ class PoolBandit(Contexts):
 
 
 class QuadraticBandit(PoolBandit):
-    """f(x) = 0.01 x^T Theta Theta^T x, Theta (d, d) with i.i.d. N(0, 1) entries (spec §3.3); Gaussian
-    noise of standard deviation ``noise_sd`` = 0.1 (ambiguity A3: std, as in the code)."""
+    """f(x) = 0.01 x^T Theta Theta^T x, Theta (d, d) with i.i.d. N(0, 1) entries (epp §3.3); Gaussian
+    noise of standard deviation ``noise_sd`` = 0.1 (ambiguity epp-A3: std, as in the code)."""
 
     def __init__(self, seeds, d: int = 100, n_arms: int = 50, pool: int = 1000, noise_sd: float = 0.1,
                  instance: str = "fixed", instance_seed: int = 2022, noise_seed: str = "per_seed"):
@@ -133,7 +133,7 @@ class QuadraticBandit(PoolBandit):
 
 
 class VectorQuadraticBandit(PoolBandit):
-    """f(x) = 10 (x^T theta)^2 (spec §3.4); ``theta_on``: ``"ball"`` (default, ambiguity A30: uniform in
+    """f(x) = 10 (x^T theta)^2 (epp §3.4); ``theta_on``: ``"ball"`` (default, ambiguity epp-A30: uniform in
     the unit ball, a uniform direction times U^{1/d}) or ``"sphere"`` (the NeuralUCB code)."""
 
     def __init__(self, seeds, d: int = 100, n_arms: int = 50, pool: int = 1000, noise_sd: float = 0.1,
@@ -154,9 +154,9 @@ class VectorQuadraticBandit(PoolBandit):
 
 
 class NeuralBandit(PoolBandit):
-    """A fixed random MLP d -> 50 -> 50 -> 2 logits with ReLU (spec §3.5): xavier-normal weights,
+    """A fixed random MLP d -> 50 -> 50 -> 2 logits with ReLU (epp §3.5): xavier-normal weights,
     PyTorch-default biases U(+-1/sqrt(fan_in)); mean reward softmax(logits / temperature)[1] (class 1
-    = reward 1, ambiguity A17) with ``temperature`` = 0.1; rewards Bernoulli(mean), drawn as
+    = reward 1, ambiguity epp-A17) with ``temperature`` = 0.1; rewards Bernoulli(mean), drawn as
     1{U < mean} from the seed's uniform noise stream (no additive noise)."""
 
     noise_kind = "uniform"

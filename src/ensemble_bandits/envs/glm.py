@@ -43,7 +43,7 @@ class PheLogistic(Logistic, PheLinear):
 
 
 class SphereLogistic(Logistic, SphereGaussian):
-    """GLM-ES logistic bandit (glmes spec §3.2; Figs 1b-c, 2a-c, 3a, 4a): arms and theta* uniform on the
-    unit sphere (spec A1), the arm set fixed for all rounds (spec §1); reward sigma(x^T theta*) plus
-    N(0, noise_sd^2) noise, as the paper states (spec A20: not a Bernoulli draw, so rewards may leave
+    """GLM-ES logistic bandit (glmes §3.2; Figs 1b-c, 2a-c, 3a, 4a): arms and theta* uniform on the
+    unit sphere (glmes-A1), the arm set fixed for all rounds (glmes §1); reward sigma(x^T theta*) plus
+    N(0, noise_sd^2) noise, as the paper states (glmes-A20: not a Bernoulli draw, so rewards may leave
     [0, 1]).  d = 20, K = 50 by default; Fig. 4a uses d = 50, K = 500."""

@@ -1,16 +1,16 @@
-"""GLM-ES's nonlinear synthetic bandits (glmes.md §3.3-3.5; Figs 1d-f, 2d, 4b): the distance and
+"""GLM-ES's nonlinear synthetic bandits (glmes §3.3-3.5; Figs 1d-f, 2d, 4b): the distance and
 quadratic bandits on a fixed arm set.
 
 Both are :class:`~.linear.SphereGaussian` with one hook, :class:`MeanFunction`, that replaces the
 linear means x^T theta* by ``mean_function(features)`` whenever an arm set is put on show.  So the
 instance draws and the common random numbers are those of the other GLM-ES environments: each seed's
-arms (K, d) uniform on the unit sphere (spec A1) come first from its stream (seed, "env/instance"),
+arms (K, d) uniform on the unit sphere (glmes-A1) come first from its stream (seed, "env/instance"),
 then its truth (theta* uniform on the unit sphere, or the d x d matrix A); the reward noise is
 N(0, noise_sd^2), sigma = 0.5, one standard normal per seed per round from (seed, "env/noise").
 The same seed therefore gives the same arms and the same noise in the linear, logistic, distance and
-quadratic bandits.  Instances are drawn per seed (a new instance per repetition, spec §1 and A2).
+quadratic bandits.  Instances are drawn per seed (a new instance per repetition, glmes §1 and glmes-A2).
 
-Defaults d = 20, K = 50 (Fig. 1); Fig. 4b passes d = 50, n_arms = 500 (§3.5).  Pseudo-regret is in
+Defaults d = 20, K = 50 (Fig. 1); Fig. 4b passes d = 50, n_arms = 500 (glmes §3.5).  Pseudo-regret is in
 mean rewards, max_k h(x_k) - h(x_a).
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ class MeanFunction:
 
 
 class DistanceBandit(MeanFunction, SphereGaussian):
-    """Distance bandit (§3.3): h(x) = -|x - theta*|_2, theta* uniform on the unit sphere; rewards are
+    """Distance bandit (glmes §3.3): h(x) = -|x - theta*|_2, theta* uniform on the unit sphere; rewards are
     negative (no [0, 1] bound)."""
 
     def __init__(self, seeds, d: int = 20, n_arms: int = 50, noise_sd: float = 0.5):
@@ -49,8 +49,8 @@ class DistanceBandit(MeanFunction, SphereGaussian):
 
 
 class QuadraticBandit(MeanFunction, SphereGaussian):
-    """Quadratic bandit (§3.4): h(x) = scale * x^T A A^T x, A (d x d) with iid N(0, 1) entries redrawn
-    per instance (spec A2), scale = 1e-2.  ``A`` (B, d, d); ``theta`` holds A flattened row-major."""
+    """Quadratic bandit (glmes §3.4): h(x) = scale * x^T A A^T x, A (d x d) with iid N(0, 1) entries redrawn
+    per instance (glmes-A2), scale = 1e-2.  ``A`` (B, d, d); ``theta`` holds A flattened row-major."""
 
     def __init__(self, seeds, d: int = 20, n_arms: int = 50, noise_sd: float = 0.5, scale: float = 0.01):
         self.scale = float(scale)

@@ -1,4 +1,4 @@
-"""Online hate-speech moderation (epp spec §3.7, App. G.5) as a per-round-contexts bandit.
+"""Online hate-speech moderation (epp §3.7, App. G.5) as a per-round-contexts bandit.
 
 Round t shows one post x_t; the two actions are publish (arm 0) and block (arm 1), with the
 deterministic rewards of the paper: publish a free post +1, publish a hate post -0.5, block +0.5
@@ -18,7 +18,7 @@ Arm contexts (``features``): ``"disjoint"`` (default): publish shows [phi, 0], b
 (d = 2 D).  A linear map of an arm's context, <x_a, w> with w = [w^publish; w^block], is then exactly
 the per-action head <phi, w^a> of the paper's model f(x)[a] = <phi, b^a> + <sg phi, A^a zeta>: with a
 linear body (``hidden: 0``) the neural Ensemble++ / Ensemble+ / Greedy agents of
-:mod:`ensemble_bandits.agents.neural_pp` are the per-action heads of spec §2.6-2.9 on frozen features,
+:mod:`ensemble_bandits.agents.neural_pp` are the per-action heads of epp §2.6-2.9 on frozen features,
 played through the common protocol (so any ``contexts`` agent can play this environment).
 ``"tokens"``: the raw post for an agent with its own backbone (``backbone: gpt``, epp-fig16): each
 arm shows [byte token ids (``max_tokens``, default 64; bytes + 1, 0 = pad), one-hot action (2)]
@@ -42,7 +42,7 @@ from ..rng import generator
 from .base import ArmSet, Environment
 
 FEATURES = ("disjoint", "tokens")
-TOKENS = 64                     # byte tokens per post in ``features: tokens`` (spec §7.1: n_positions 64)
+TOKENS = 64                     # byte tokens per post in ``features: tokens`` (epp §7.1: n_positions 64)
 
 class HateSpeech(ArmSet):
     """The moderation bandit of the module docstring, B seeds in lockstep."""

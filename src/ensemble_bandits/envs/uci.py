@@ -1,4 +1,4 @@
-"""UCI classification bandits (glmes.md §3.6, §10.5, A19; ensplusplus.md §3.6, A28): Shuttle,
+"""UCI classification bandits (glmes §3.6, glmes §10.5, glmes-A19; epp §3.6, epp-A28): Shuttle,
 Mushroom, Adult, Covertype as contextual bandits with per-round contexts.
 
 Construction (the public Neural-TS / NeuralUCB loader, re-implemented; glmes §10.5):
@@ -16,8 +16,8 @@ Construction (the public Neural-TS / NeuralUCB loader, re-implemented; glmes §1
    (d = K d0: Shuttle 63, Mushroom 44, Adult 28, Covertype 378);
 4. reward 1 for the arm of the row's class, 0 otherwise, plus ``noise_sd`` times a standard normal
    from (seed, "env/noise") (one per seed per round, common to all agents).  glmes states 1/0
-   rewards (noise_sd = 0, the default); Ensemble++ adds N(0, 0.1) noise (std 0.1, A3) and its code
-   uses std 1.0 on Mushroom (A28): the registry sets ``noise_sd`` per figure.
+   rewards (noise_sd = 0, the default); Ensemble++ adds N(0, 0.1) noise (std 0.1, epp-A3) and its code
+   uses std 1.0 on Mushroom (epp-A28): the registry sets ``noise_sd`` per figure.
 
 Pseudo-regret: best mean minus the pulled arm's mean = 1 - 1[pulled arm = class], the number of
 misclassifications (noise never enters it); it equals the spec's realised regret 1 - reward when

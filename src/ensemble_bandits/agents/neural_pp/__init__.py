@@ -1,4 +1,4 @@
-"""Neural Ensemble++ and its baselines (epp spec §2.5, §2.7-2.10): Ensemble++, Ensemble+, EpiNet,
+"""Neural Ensemble++ and its baselines (epp §2.5, epp §2.7-2.10): Ensemble++, Ensemble+, EpiNet,
 Greedy and LMC-TS, for a finite arm set or per-round contexts, batched over B seeds.
 
 Every network is a set of weight tensors with a leading seed axis (B, ...); the M ensemble members
@@ -15,10 +15,10 @@ CPU).
 
 Common options: ``dtype`` "float32" (default) or "float64"; ``device`` "cpu" (default) or "cuda";
 ``loss`` "mse" (regression rewards, C = 1 output), "ce" (the neural classification bandit: C = 2
-logits, cross-entropy, class 1 = reward 1, ambiguity A17) or "ce_softmax" (the authors' EpiNet:
-softmax, then cross-entropy: a double softmax, A18; off by default); ``rank_by`` "prob" (default, A17:
+logits, cross-entropy, class 1 = reward 1, ambiguity epp-A17) or "ce_softmax" (the authors' EpiNet:
+softmax, then cross-entropy: a double softmax, epp-A18; off by default); ``rank_by`` "prob" (default, epp-A17:
 rank actions by softmax P(class 1), i.e. by l1 - l0), "logit" (the authors' Ensemble++: the raw
-class-1 logit) or "max_logit" (the authors' Ensemble+: the largest logit of either class).  Optimiser (A10, A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
+class-1 logit) or "max_logit" (the authors' Ensemble+: the largest logit of either class).  Optimiser (epp-A10, epp-A11): Adam, ``lr`` 1e-4, ``batch_size`` 128 drawn uniformly with
 replacement from a FIFO buffer of ``buffer_size`` 10,000, coupled L2 weight decay
 ``weight_decay``/len(buffer) recomputed every step, ``G`` gradient steps every ``update_freq``
 rounds from round ``update_start`` = 128 on.  Body: ``hidden`` = D units of the 2-layer ReLU trunk
@@ -29,8 +29,8 @@ initialisation uses the fans of the per-action head Linear(D/k -> k C) of the au
 (fan-in D/k, fan-out k C) instead of Linear(D -> C).  ``backbone: gpt`` (Ensemble++ and Greedy): the
 trunk is a random-init small GPT-2 on token-id contexts, finetuned or frozen (``finetune``;
 :mod:`.gpt_trunk`, the offline substitute of epp-fig16's Pythia-14m).  Defaults follow the paper
-where it speaks (G = 1, A8) and the authors' code elsewhere (prior_scale = posterior_scale = 0.1
-unless the registry sets the per-game values of spec §2.5, A9).
+where it speaks (G = 1, epp-A8) and the authors' code elsewhere (prior_scale = posterior_scale = 0.1
+unless the registry sets the per-game values of epp §2.5, epp-A9).
 
 One module per algorithm: :mod:`.ensemble_pp` (Ensemble++), :mod:`.ensemble_plus` (Ensemble+),
 :mod:`.epinet` (EpiNet), :mod:`.greedy` (Greedy) and :mod:`.lmcts` (LMC-TS), on the shared machinery

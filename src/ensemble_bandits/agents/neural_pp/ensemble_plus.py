@@ -1,4 +1,4 @@
-"""Ensemble+ (randomised-prior ensemble; spec §2.7): the class :class:`EnsemblePlusNeural`."""
+"""Ensemble+ (randomised-prior ensemble; epp §2.7): the class :class:`EnsemblePlusNeural`."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,14 +9,14 @@ from .base import IndexedHeadsNeural
 from .cost_model import trunk_size
 
 class EnsemblePlusNeural(IndexedHeadsNeural):
-    """Ensemble+ (randomised-prior ensemble; spec §2.7): the trainable 64-64 trunk and M trainable heads
+    """Ensemble+ (randomised-prior ensemble; epp §2.7): the trainable 64-64 trunk and M trainable heads
     Linear(D -> C) (xavier-normal weights, zero biases), plus a separate frozen prior trunk (default
     init) with M frozen prior heads (xavier-normal, zero bias); head m outputs
     posterior_scale head_m(h(x)) + prior_scale priorhead_m(h0(x)).  Acting: a uniform head (one-hot
     index); training: every datum trains all M heads (index set I_M) with targets Y + noise_scale z_m,
     z ~ N(0, I/M) stored with the datum; no stop-gradient (all heads train the trunk).  Without a trunk
     (``hidden: 0``) both trunks are the identity: the heads and prior heads read the same input, the
-    LLM variant of spec §2.7 (its per-action head biases are one bias per head here, shared by the arms)."""
+    LLM variant of epp §2.7 (its per-action head biases are one bias per head here, shared by the arms)."""
 
     name = "ensemble_plus"
     buffer_family = "gaussian"

@@ -1,4 +1,4 @@
-"""Neural Ensemble++ (Algorithm 1, eq. 12; spec §2.5): the class :class:`EnsemblePlusPlusNeural`."""
+"""Neural Ensemble++ (Algorithm 1, eq. 12; epp §2.5): the class :class:`EnsemblePlusPlusNeural`."""
 from __future__ import annotations
 
 import math
@@ -15,16 +15,16 @@ PRIOR_INITS = ("sphere_rows", "xavier")  # Ensemble++ prior P0: unit rows in R^M
 
 
 class EnsemblePlusPlusNeural(NeuralAgent):
-    """Neural Ensemble++ (Algorithm 1, eq. 12; spec §2.5):
+    """Neural Ensemble++ (Algorithm 1, eq. 12; epp §2.5):
 
     f(x, zeta) = b^T h(x) + posterior_scale sg(h(x))^T W zeta + prior_scale sg(h(x))^T P0 zeta,
 
-    h the 64-64 ReLU trunk (PyTorch default init), b a Linear(D -> C) head without bias (A19;
+    h the 64-64 ReLU trunk (PyTorch default init), b a Linear(D -> C) head without bias (epp-A19;
     ``base_bias: true`` adds it), W (C D x M) trainable, xavier-normal (fan_in M, fan_out C D), P0
     (C D x M) fixed, each row a unit vector in R^M times ``prior_std`` (the code's "sDB" init);
     stop-gradient: W's loss reaches neither h nor b through sg.  Acting index zeta ~ ``reference``
     (Sphere); ``prior_init`` "sphere_rows" (default, the code's "sDB") or "xavier" (xavier-normal, not
-    row-normalised: the authors' LLM head, spec §2.6); each datum stores z ~ ``perturbation`` (Sphere); a
+    row-normalised: the authors' LLM head, epp §2.6); each datum stores z ~ ``perturbation`` (Sphere); a
     step's index set is ``update``
     (Coordinate: all 2M vectors +-sqrt(M) e_m; Cube and Sparse enumerated; Gaussian and Sphere NPS =
     16 fresh vectors per datum); regression targets Y + noise_scale <xi, z> (symmetrised loss), a

@@ -1,4 +1,4 @@
-"""EpiNet (spec §2.8): the class :class:`EpiNetNeural`."""
+"""EpiNet (epp §2.8): the class :class:`EpiNetNeural`."""
 from __future__ import annotations
 
 from ... import distributions as dist
@@ -9,12 +9,12 @@ from .cost_model import trunk_size
 from .indices import NPS, probe_vectors, vectors
 
 class EpiNetNeural(IndexedHeadsNeural):
-    """EpiNet (spec §2.8): base = trunk + Linear(D -> C) with bias (default init); epinet MLP
+    """EpiNet (epp §2.8): base = trunk + Linear(D -> C) with bias (default init); epinet MLP
     [15, 15] (ReLU, biases) on [x, sg(h(x)), z] with M C outputs contracted with z; prior = M frozen
     MLPs [5, 5] on the raw x, outputs C, combined as sum_m prior_m(x) z_m; epinet and prior weights
     xavier-normal, biases zero.  f = base + posterior_scale epinet + prior_scale prior.  Index z ~
     N(0, I_M) to act; NPS = 16 Gaussian index vectors per datum per step; buffer perturbation Sphere;
-    targets Y + noise_scale <z, z_buf>; cross-entropy on logits for ``loss: ce`` (A18)."""
+    targets Y + noise_scale <z, z_buf>; cross-entropy on logits for ``loss: ce`` (epp-A18)."""
 
     name = "epinet"
     # 1: batched (its prior's einsum, whose rounding depended on the batch, is a multiply-and-sum)

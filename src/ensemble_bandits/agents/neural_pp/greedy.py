@@ -1,15 +1,15 @@
-"""Greedy (spec §2.9, A26): the class :class:`GreedyNeural`."""
+"""Greedy (epp §2.9, epp-A26): the class :class:`GreedyNeural`."""
 from __future__ import annotations
 
 from ..torch_common import linear
 from .base import NeuralAgent
 
 class GreedyNeural(NeuralAgent):
-    """Greedy (spec §2.9, A26): the Ensemble++ trunk and base head only (Ensemble++ with zeta = 0 and no
+    """Greedy (epp §2.9, epp-A26): the Ensemble++ trunk and base head only (Ensemble++ with zeta = 0 and no
     ensemble or prior terms), the same optimiser and schedule, acting on argmax of the mean prediction;
     squared loss on the reward (cross-entropy for ``loss: ce``).  ``base_init``: "default" (PyTorch's
     Linear init, as Ensemble++'s base head) or "xavier" (xavier-normal: the authors' LLM ``linear`` head,
-    spec §2.9; its zero-initialised bias is not modelled: the head has no bias)."""
+    epp §2.9; its zero-initialised bias is not modelled: the head has no bias)."""
 
     name = "greedy_neural"
     trainable_tensors = 5

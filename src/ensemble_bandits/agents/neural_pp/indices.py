@@ -1,5 +1,5 @@
 """Index vectors of the neural Ensemble++ family: n draws of a reference family per seed from the
-agent's streams, the enumerated update index sets of the discrete families (spec §2.5, authors'
+agent's streams, the enumerated update index sets of the discrete families (epp §2.5, authors'
 code), and the probe's own fixed index sets."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def vectors(family: str, stream, M: int, n: int) -> np.ndarray:
 
 
 def enumerated(family: str, M: int) -> np.ndarray | None:
-    """The full update index set of a discrete family (spec §2.5, authors' code), or None for a
+    """The full update index set of a discrete family (epp §2.5, authors' code), or None for a
     sampled family (Gaussian, Sphere): Coordinate {+-sqrt(M) e_m} (2M), Cube {+-1}^M (2^M), Sparse all
     signed s-sparse vectors scaled sqrt(M/s) (C(M, s) 2^s)."""
     dist.check_name(family, dist.VECTOR_FAMILIES)

@@ -1,4 +1,4 @@
-"""LMC-TS (Xu et al. 2022; spec §2.10, A27): the class :class:`LMCTSNeural`."""
+"""LMC-TS (Xu et al. 2022; epp §2.10, epp-A27): the class :class:`LMCTSNeural`."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ from ..torch_common import linear
 from .base import MLP_CHOICES, NeuralAgent
 
 class LMCTSNeural(NeuralAgent):
-    """LMC-TS (Xu et al. 2022; spec §2.10, A27): after every round (every ``reduce`` rounds), ``num_iter``
+    """LMC-TS (Xu et al. 2022; epp §2.10, epp-A27): after every round (every ``reduce`` rounds), ``num_iter``
     Langevin steps on the squared loss over the *full* history, and greedy action on the current
     network.  Network: the 64-64 ReLU trunk plus Linear(D -> C) with bias (``hidden``;
     ``layers``/``activation`` give the official [20, 20, 20] LeakyReLU variant).  ``lr_decay`` (default
