@@ -18,8 +18,18 @@ def config():
 
 
 @pytest.fixture(scope="module")
+def fixture_entries():
+    """The fixture registry of the library's tests (tests/data/registry/figures), validated: a few tiny
+    entries, so that a test of the library does not change with the live registry."""
+    from ensemble_bandits import registry
+
+    return registry.load_registry(ROOT / "tests" / "data" / "registry",
+                                  ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+
+
+@pytest.fixture(scope="module")
 def entries():
-    """The project's figure registry, validated."""
+    """The live figure registry (config/figures), validated: for tests of the registry as data."""
     from ensemble_bandits import registry
 
     return registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
