@@ -310,19 +310,19 @@ def test_cli_estimate_prints_cells_jobs_and_cpu_time(capsys, monkeypatch, entrie
         cli.main(["estimate", "phe-fig99", "--scale", "paper"])
 
 
-def test_cli_estimate_pending_lists_the_cells_of_pending_readings(capsys, monkeypatch, entries, config):
+def test_cli_estimate_pending_lists_the_cells_of_pending_readings(capsys, monkeypatch, fixture_entries, config):
+    """The fixture registry's phe-regret has a pending reading on its LinPHE curves; phe-timing has none."""
     monkeypatch.chdir(ROOT)
-    [fig] = resolved(entries, config, "paper", ["epp-fig3a"])
-    waiting = fig.get("pending_series", [])
-    cli.main(["estimate", "epp-fig3a", "--pending", "--scale", "paper", "--seeds-per-job", "5"])
+    [fig] = resolved(fixture_entries, config, "paper", ["phe-regret"])
+    waiting = fig["pending_series"]
+    assert len(waiting) == 4                 # 2 values of a x 2 panels
+    fixture = ["--config-dir", str(ROOT / "tests" / "data" / "registry"), "--schema", str(REGISTRY_SCHEMA)]
+    cli.main(["estimate", "phe-regret", "--pending", "--scale", "paper", "--seeds-per-job", "5", *fixture])
     out = capsys.readouterr().out
-    if not waiting:
-        assert out.strip() == "no pending reading among these figures at scale paper"
-        return
     for s in waiting:                       # each cell by key, with its run files in blocks of 5 seeds
         assert f" {s['reading']} " in out and f" {s['key']} " in out and s["curve"] in out
         assert f"results/paper/runs/{s['key']}/seeds-0-5.npz" in out
-    cli.main(["estimate", "phe-fig1", "--pending", "--scale", "paper"])
+    cli.main(["estimate", "phe-timing", "--pending", "--scale", "paper", *fixture])
     assert capsys.readouterr().out.strip() == "no pending reading among these figures at scale paper"
 
 
