@@ -33,7 +33,7 @@ def _text(path: Path) -> str:
 
 def test_docs_exist():
     names = {p.name for p in DOCS}
-    assert {"design.md", "extending.md", "cluster.md", "data.md", "reliability.md", "scales.md",
+    assert {"design.md", "extending.md", "registry.md", "cluster.md", "data.md", "reliability.md", "scales.md",
             "assumptions.md"} <= names, names
 
 
