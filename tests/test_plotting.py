@@ -305,6 +305,24 @@ def test_one_notebook_per_kind():
     assert sorted(p.stem for p in NOTEBOOKS) == sorted(plotting.KINDS)
 
 
+def test_the_notebooks_are_what_their_template_gives(tmp_path, monkeypatch):
+    """tools/notebooks.py writes every kind's notebook from notebooks/template.ipynb.in; the committed
+    ones are its output, and a notebook edited by hand is named."""
+    sys.path.insert(0, str(NB_DIR.parent / "tools"))
+    try:
+        import notebooks as generator
+    finally:
+        sys.path.pop(0)
+    wanted = generator.notebooks()
+    assert sorted(wanted) == NOTEBOOKS
+    assert all(path.read_text(encoding="utf-8") == text for path, text in wanted.items())
+    monkeypatch.setattr(generator, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(generator, "TEMPLATE", NB_DIR / "template.ipynb.in")
+    assert generator.main([]) == 0 and generator.main(["--check"]) == 0
+    (tmp_path / "heatmap.ipynb").write_text("{}")
+    assert generator.main(["--check"]) == 1
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_clean_and_parameterised(path):
     nb = nbformat.read(path, as_version=4)
