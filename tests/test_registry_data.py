@@ -10,6 +10,8 @@ import pytest
 
 from ensemble_bandits import claims, data, registry, report, runner, theory
 from ensemble_bandits.cells import cell_datasets, cell_derived_inputs
+from ensemble_bandits.claims.core import CHECKS
+from ensemble_bandits.claims.evaluate import validate_names
 from ensemble_bandits.paper_tables import STATIC_TABLES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +232,30 @@ def test_shared_cells_epp_neural(resolved):
             assert k["epp-fig3a"][quad, method] == k["epp-fig1"][quad, f"{method} (M = 8)"]
             assert k["epp-fig3b"][neural, method] == k["epp-fig10"][neural, f"{method} (M = 8)"] \
                 == k["epp-fig9a"]["Neural", method]
+
+
+def test_limits_anchors_aliases_and_merge_keys_of_the_real_registry_still_load(entries):
+    assert "<<:" in (ROOT / "config" / "figures" / "epp.yaml").read_text()
+    assert entries["epp-fig9a"]["kind"]
+
+
+def test_values_every_claim_of_the_real_registry_passes_the_argument_checks(entries, config):
+    for fid, entry in entries.items():
+        fig = registry.resolve(entry, "paper", config["scales"])
+        validate_names(entry, fig["curves"] + list(fig.get("pending_curves", {})), fig["panels"])
+
+
+def test_values_every_number_argument_of_the_registry_has_a_kind(entries):
+    """A number a registry claim gives to a check is typed and ranged (claims/argspec.py), so a new
+    check's argument cannot be left to finiteness alone."""
+    from ensemble_bandits.claims.argspec import _kind_of
+
+    untyped = set()
+    for entry in entries.values():
+        for claim_ in entry.get("claims", []):
+            for chk in claim_["checks"]:
+                for name, value in (chk.get("args") or {}).items():
+                    if chk["fn"] in CHECKS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                            and _kind_of(chk["fn"], name) is None:
+                        untyped.add((chk["fn"], name))
+    assert not untyped, f"give these arguments a kind in claims/argspec.py KINDS: {sorted(untyped)}"
