@@ -178,18 +178,18 @@ def test_corrupt_table_is_a_one_line_cache_error(tmp_path):
         read_table(bad)
 
 
-def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path, config, entries):
-    bad = tmp_path / "phe-tab1.parquet"
+def test_claims_command_on_a_corrupt_table_prints_one_line(tmp_path, config, fixture_entries):
+    bad = tmp_path / "phe-timing.parquet"
     bad.write_bytes(b"not parquet")
-    fig = tmp_path / "phe-tab1.json"
-    fig.write_text(registry.figure_document(registry.resolve(entries["phe-tab1"], "smoke", config["scales"]), 50))
+    fig = tmp_path / "phe-timing.json"
+    fig.write_text(registry.figure_document(registry.resolve(fixture_entries["phe-timing"], "smoke", config["scales"]), 50))
     res = _cli("claims", "--figure", str(fig), "--table", str(bad),
                "--json", str(tmp_path / "c.json"), "--rst", str(tmp_path / "c.rst"), cwd=ROOT)
     assert res.returncode == 1
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith(f"claims: cached result {bad} is unreadable (") and last.endswith(
         "delete it and rerun, then rebuild it and what follows from it: snakemake --cores 2 "
-        "figures/smoke/phe-tab1.pdf --forcerun aggregate --config scale=smoke")
+        "figures/smoke/phe-timing.pdf --forcerun aggregate --config scale=smoke")
     assert "Traceback" not in res.stderr
 
 
