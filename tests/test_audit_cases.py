@@ -290,8 +290,8 @@ def test_a_python_boolean_on_the_command_line_is_a_boolean(args):
 
 
 @pytest.mark.parametrize("seeds", [pytest.param(10 ** 6, id="C27")])
-def test_a_million_seeds_is_refused_as_a_likely_typo(entries, config, seeds):
-    entry = dict(entries["lines-gauss-ts"], seeds=seeds)
+def test_a_million_seeds_is_refused_as_a_likely_typo(fixture_entries, config, seeds):
+    entry = dict(fixture_entries["phe-regret"], seeds=seeds)
     with pytest.raises(RegistryError, match=r"1,000,000 seeds at scale paper is more than 100,000; a typo\?"):
         registry.resolve(entry, "paper", config["scales"])
 

@@ -58,16 +58,16 @@ def test_a_misspelt_claim_argument_is_refused_at_load_naming_the_arguments():
         validate_names(entry, ["A", "B"], [""])
 
 
-def test_a_grid_variable_typo_in_a_scale_override_is_refused(entries, config):
-    entry = dict(entries["epp-fig2a"])
-    entry["scales"] = {"smoke": {"seeds": 3, "horizon": 200, "grid": {"MM": [2]}}}
-    with pytest.raises(RegistryError, match=r"figure 'epp-fig2a', scales: smoke: grid variable\(s\) \['MM'\] are on no "
+def test_a_grid_variable_typo_in_a_scale_override_is_refused(fixture_entries, config):
+    entry = dict(fixture_entries["phe-regret"])
+    entry["scales"] = {"smoke": {"seeds": 3, "horizon": 200, "grid": {"aa": [2]}}}
+    with pytest.raises(RegistryError, match=r"figure 'phe-regret', scales: smoke: grid variable\(s\) \['aa'\] are on no "
                                             r"panel or curve grid"):
         registry.resolve(entry, "smoke", config["scales"])
 
 
-def test_an_absurd_seed_count_is_refused_before_the_graph_is_built(entries, config):
-    entry = dict(entries["phe-fig1"], seeds=10 ** 9)
+def test_an_absurd_seed_count_is_refused_before_the_graph_is_built(fixture_entries, config):
+    entry = dict(fixture_entries["phe-regret"], seeds=10 ** 9)
     with pytest.raises(RegistryError, match=r"1,000,000,000 seeds at scale paper is more than 100,000; a typo\?"):
         registry.resolve(entry, "paper", config["scales"])
 
