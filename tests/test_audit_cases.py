@@ -402,16 +402,16 @@ def test_an_empty_grid_in_a_scale_override_is_refused(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", [pytest.param("G18", id="G18")])
-def test_a_curve_restricted_to_a_missing_panel_is_refused_naming_the_panel(entries, config, case):
-    entry = copy.deepcopy(entries["lines-gauss-ts"])
-    curve = next(c for c in entry["curves"] if c["label"] == "LinTS")
-    curve["panels"] = ["d = 11, K = 100"]
+def test_a_curve_restricted_to_a_missing_panel_is_refused_naming_the_panel(fixture_entries, config, case):
+    entry = copy.deepcopy(fixture_entries["phe-regret"])
+    curve = next(c for c in entry["curves"] if c["label"] == "LinUCB")
+    curve["panels"] = ["d = 4"]
     for e in (entry, dict(entry, claims=[])):      # named by a claim or not: the panel is the cause
-        with pytest.raises(RegistryError, match=r"figure 'lines-gauss-ts', curve 'LinTS' is restricted to panel\(s\) "
-                                                r"\['d = 11, K = 100'\] that the figure does not have; panels: "
-                                                r"\['d = 10, K = 100'\]"):
+        with pytest.raises(RegistryError, match=r"figure 'phe-regret', curve 'LinUCB' is restricted to panel\(s\) "
+                                                r"\['d = 4'\] that the figure does not have; panels: "
+                                                r"\['d = 2', 'd = 3'\]"):
             dag_check(e, config)
-    curve["panels"] = ["d = 10, K = 100"]
+    curve["panels"] = ["d = 3"]
     dag_check(entry, config)                       # a panel it has
 
 
