@@ -3,7 +3,7 @@ adds new seed ranges for the study's curves only, a later look only for the curv
 need, and the study's claims are decided on its fresh seeds alone."""
 import pytest
 
-from ensemble_bandits import fresh, plans, registry, report
+from ensemble_bandits import fresh, plans, records, registry
 from ensemble_bandits.registry import RegistryError
 from test_plans import _table, entry
 
@@ -39,19 +39,19 @@ def test_look_2_goes_on_only_for_the_curves_an_open_claim_needs_and_the_archive_
     fig = _fig([{"claims": ["ab"], "start": 50, "n": [10, 20, 40]}])
     one = fresh.at_looks(fig, 1)
     open_ = [{"id": "ab", "status": "inconclusive", "look": 1, "look_status": "undecided", "continue": ["A"]}]
-    rec = report.make_record(one, open_, run={"commit": "x"})
+    rec = records.make_record(one, open_, run={"commit": "x"})
     assert rec["fresh"] == one["fresh"]
     two = fresh.at_looks(fig, 2, rec)
     assert two["fresh"][0]["seeds"] == {"A": 70, "B": 60}
     assert {r.rsplit("/", 1)[1] for r in _runs(two) - _runs(one)} == {"seeds-60-70.npz"}
-    rec2 = report.make_record(two, open_, run={"commit": "x"})
+    rec2 = records.make_record(two, open_, run={"commit": "x"})
     assert fresh.at_looks(fig, None, rec2)["series"] == two["series"]            # rebuilt: the same look
     assert fresh.at_looks(fig, None, None, two["fresh"])["series"] == two["series"]   # from the archive's state
     with pytest.raises(RegistryError, match=r"look 3 needs the record of look 2, and the figure's record is of look 1"):
         fresh.at_looks(fig, 3, rec)
     with pytest.raises(RegistryError, match=r"look 4 is not a look of its plan"):
         fresh.at_looks(fig, 4, rec2)
-    done = report.make_record(one, [{**open_[0], "look_status": "decided", "continue": []}], run={"commit": "x"})
+    done = records.make_record(one, [{**open_[0], "look_status": "decided", "continue": []}], run={"commit": "x"})
     with pytest.raises(RegistryError, match=r"its claims were settled at look 1 \(decided or futile\): no look 2"):
         fresh.at_looks(fig, 2, done)
 
