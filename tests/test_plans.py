@@ -358,17 +358,14 @@ def test_the_looks_that_decide_a_claim_are_part_of_its_rule():
 def test_the_reports_planned_look_costs_follow_a_seeds_per_job_override(entries, paper_records, config):
     """`--config seeds_per_job=...` reaches `cli report` (report.smk passes it): a planned look's
     cost is counted in jobs of that many seeds, not the config file's."""
-    import argparse
-
-    from ensemble_bandits import cli
+    from ensemble_bandits import report
 
     fig2a = [r for r in paper_records if r["id"] == "glmes-fig2a"]
     fig = registry.resolve(entries["glmes-fig2a"], "paper", config["scales"])
     study = plans.study_of(entries["glmes-fig2a"], "small-m")
     costs = {}
     for per_job in (None, 10):
-        args = argparse.Namespace(config_dir=str(ROOT / "config"), seeds_per_job=per_job)
-        noted = cli._with_planned_looks(args, entries, fig2a)[0]
+        noted = report._planned(str(ROOT / "config"), entries, fig2a, per_job)[0]
         costs[per_job] = next(c for c in noted["claims"] if c["id"] == "small-m")["next_look"]["seconds"]
     assert costs[None] == pytest.approx(plans.look_cost(fig, study, 1, config["seeds_per_job"]))
     assert costs[10] == pytest.approx(plans.look_cost(fig, study, 1, 10)) and costs[10] != costs[None]
