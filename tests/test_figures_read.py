@@ -257,12 +257,21 @@ def test_the_figure_check_fails_a_legend_beside_the_panels_over_a_tick_label():
     assert any("covers the tick label '100000'" in p for p in problems), problems
 
 
-def test_a_legend_outside_the_panels_goes_below_them_clear_of_their_tick_labels_and_above_the_footer():
+LONG_TITLE = "Regret-compute trade-off on the quadratic bandit: Ensemble++ vs Ensemble+ vs EpiNet (Fig. 1)"
+LONG_FOOTER = "epp-fig1 · scale=paper · n=10 seeds · band: mean ± 95% t-CI · replicates Fig. 1, arXiv 2407.13195"
+
+
+@pytest.mark.parametrize("title, footer", [("t", "footer"), (LONG_TITLE, LONG_FOOTER)], ids=["short", "long"])
+def test_a_legend_outside_the_panels_goes_below_them_clear_of_their_tick_labels_and_above_the_footer(title, footer):
     """Beside the panels, a legend of long labels took more of the image's width than they did (a
-    panel used about 35 % of the image's width): below them, the panels fill the width."""
+    panel used about 35 % of the image's width): below them, the panels fill the width.  So they do
+    under a title and a footer twice a panel's width (the image was as wide as the title, the panel
+    took 40 % of it): the figure widens and they break into lines, every word kept."""
     fig, ax = _wide_last_tick()
     style.place_legend(ax, *ax.get_legend_handles_labels(), loc="outside")
-    style.finish_figure(fig, {"id": "x", "title": "t"}, "regret_curves", "footer")
+    style.finish_figure(fig, {"id": "x", "title": title}, "regret_curves", footer)
+    assert fig._suptitle.get_text().split() == title.split()
+    assert fig._eb_footer.get_text().replace("\n", " · ") == footer
     renderer = legibility._renderer(fig)
     lowest = min(t.get_window_extent(renderer).y0 for t in [*ax.get_xticklabels(), ax.xaxis.label] if t.get_text())
     leg = fig.legends[0].get_window_extent(renderer)

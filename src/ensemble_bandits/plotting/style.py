@@ -381,6 +381,7 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     fig._eb_footer = fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
     prettify(fig, pretty)
     _layout(fig, h)
+    w, h = _fit_width(fig, w, h)
     _raise_small_text(fig, h)
     if legends_over_data(fig):      # every panel legend moves into one legend below the panels
         handles, labels, ncol = getattr(fig, "_eb_outside_legend", None) or ([], [], 1)
@@ -403,6 +404,27 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     thin_tick_labels(fig)
 
 
+def _fit_width(fig, w: float, h: float) -> tuple[float, float]:
+    """Widen the figure for a title wider than its panels, then break the title and footer into
+    lines the panels' width, the figure taller by the lines they gained (:mod:`.fit_width`)."""
+    from .fit_width import widening, wrap_to_panels
+
+    grow = widening(fig)
+    if grow:
+        w += grow
+        fig.set_size_inches(w, h)
+        _layout(fig, h)
+    title_in, footer_in = wrap_to_panels(fig, fig._eb_footer)
+    if title_in or footer_in:
+        h += title_in + footer_in
+        fig.set_size_inches(w, h)
+        fig._suptitle.set_y(1 - 0.06 / h)
+        fig._eb_footer.set_y(0.04 / h)
+        fig._eb_footer_in = footer_in
+        _layout(fig, h)
+    return w, h
+
+
 def _raise_small_text(fig, h: float) -> None:
     from .legibility import raise_small_text
 
@@ -423,7 +445,8 @@ def _layout(fig, h: float) -> None:
         leg.remove()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fig.tight_layout(rect=(0, 0.26 / h, 1, 1))   # tight_layout makes room for the suptitle itself
+        # tight_layout makes room for the suptitle itself; the footer's lines past its first as well
+        fig.tight_layout(rect=(0, (0.26 + getattr(fig, "_eb_footer_in", 0.0)) / h, 1, 1))
     outside = getattr(fig, "_eb_outside_legend", None)
     if outside:
         handles, labels, ncol = outside
