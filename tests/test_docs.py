@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import readme, registry
+from ensemble_bandits import quickstart, readme, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -46,20 +46,8 @@ def test_readme_is_at_most_250_lines():
     assert n <= 250, f"README.md has {n} lines; move detail into docs/ (at most 250)"
 
 
-def _quick_start_block() -> list[str]:
-    """The first ```bash block after the '## Quick start' heading, as .ci/run reads it."""
-    lines = _text(README).splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith("## Quick start")), None)
-    assert start is not None, "README.md has no '## Quick start' heading"
-    fence = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```bash")), None)
-    assert fence is not None, "no ```bash block after '## Quick start'"
-    end = next((i for i in range(fence + 1, len(lines)) if lines[i].startswith("```")), None)
-    assert end is not None, "the Quick start block is not closed"
-    return lines[fence + 1:end]
-
-
 def test_quick_start_holds_the_install_and_test_commands():
-    block = _quick_start_block()
+    block = quickstart.commands(_text(README))       # as .ci/run and tools/measure_quickstart.py read them
     for line in QUICK_START:
         assert line in block, f"the Quick start block lost: {line}"
     assert next(ln for ln in block if "pytest" in ln) == QUICK_START[1], ".ci/run runs the first line with pytest"

@@ -1,9 +1,10 @@
 """The README's generated blocks: the headline (the counted tally of the committed paper-scale
-report, per paper, linking it) and the measured durations of paper-scale figures.  Each sits in
-README.md between an opening and a closing marker and is written only by :func:`refresh`: the headline
-when the paper-scale REPORT.md is published (``cli publish``), the durations when
-``ensemble-bandits timings --scale paper --page docs/timings-paper.md`` writes its page, and both by
-``python -m ensemble_bandits.readme``.  tests/test_docs.py checks that the README's blocks are what
+report, per paper, linking it) and the measured durations (of the Quick start's commands,
+:mod:`.quickstart`, and of paper-scale figures).  Each sits in README.md between an opening and a
+closing marker and is written only by :func:`refresh`: the headline when the paper-scale REPORT.md is
+published (``cli publish``), the durations when ``ensemble-bandits timings --scale paper --page
+docs/timings-paper.md`` or ``tools/measure_quickstart.py`` writes its page, and both by ``python -m
+ensemble_bandits.readme``.  tests/test_docs.py checks that the README's blocks are what
 these functions make of the committed files, so the README never states a count or a time by hand."""
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ import re
 import sys
 from pathlib import Path
 
+from . import quickstart
+
 REPORT = "figures/paper/REPORT.md"
 TIMINGS = "docs/timings-paper.md"
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 BLOCKS = {
     "headline": ("<!-- headline: generated from figures/paper/REPORT.md (ensemble_bandits.readme); do not edit -->",
                  "<!-- end of headline -->"),
-    "durations": ("<!-- durations: generated from docs/timings-paper.md (ensemble_bandits.readme); do not edit -->",
+    "durations": ("<!-- durations: generated from docs/timings-quickstart.md and docs/timings-paper.md "
+                  "(ensemble_bandits.readme); do not edit -->",
                   "<!-- end of durations -->"),
 }
 _COUNTS = re.compile(r"(\d+) claims checked: (\d+) reproduced, (\d+) not reproduced, (\d+) inconclusive\.")
@@ -60,14 +64,6 @@ def _timings_rows(page_text: str) -> dict:
     return rows
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def durations(page_text: str, example: str = "phe-fig1") -> str:
     """The README's measured durations of one figure at paper scale, from a timings page: the
     README's example figure and the range over the figures whose every simulation job was logged."""
@@ -77,8 +73,8 @@ def durations(page_text: str, example: str = "phe-fig1") -> str:
     text = (f"One figure at paper scale, as measured ([{TIMINGS}]({TIMINGS}), the simulation jobs' wall time on a "
             f"2-core machine): ")
     if example in whole:
-        text += f"{example} {_duration(whole[example])}; "
-    return text + (f"from {_duration(whole[lo])} ({lo}) to {_duration(whole[hi])} ({hi}) over the "
+        text += f"{example} {quickstart.duration(whole[example])}; "
+    return text + (f"from {quickstart.duration(whole[lo])} ({lo}) to {quickstart.duration(whole[hi])} ({hi}) over the "
                    f"{len(whole)} figures whose every job was logged. A figure redrawn from its committed archive "
                    f"simulates nothing.")
 
@@ -88,7 +84,10 @@ def generated(name: str, root=".") -> str:
     root = Path(root)
     if name == "headline":
         return headline((root / REPORT).read_text(encoding="utf-8"))
-    return durations((root / TIMINGS).read_text(encoding="utf-8"))
+    pages = [root / quickstart.PAGE, root / TIMINGS]
+    quick, figures = (p.read_text(encoding="utf-8") if p.exists() else None for p in pages)
+    text = quickstart.sentence((root / "README.md").read_text(encoding="utf-8"), quick)
+    return text + (" " + durations(figures) if figures else "")
 
 
 def block(readme_text: str, name: str) -> str | None:
