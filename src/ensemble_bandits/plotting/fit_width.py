@@ -42,11 +42,8 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def wrap_to(text, sep: str, width: float, renderer) -> float:
-    """Break ``text`` (a matplotlib Text) at ``sep`` into lines no wider than ``width`` pixels (a
-    part wider than that keeps a line of its own); returns the inches of height it gained."""
-    before = text.get_window_extent(renderer).height
-    parts = _words(text.get_text()) if sep == " " else text.get_text().split(sep)
+def _fill(text, parts, sep: str, width: float, renderer) -> list[str]:
+    """``parts`` filled greedily into lines of ``text``'s font no wider than ``width`` pixels."""
     lines, line = [], []
     for part in parts:
         text.set_text(sep.join(line + [part]))
@@ -54,7 +51,21 @@ def wrap_to(text, sep: str, width: float, renderer) -> float:
             lines.append(sep.join(line))
             line = []
         line.append(part)
-    text.set_text("\n".join(lines + [sep.join(line)]))
+    return lines + [sep.join(line)]
+
+
+def wrap_to(text, sep: str, width: float, renderer) -> float:
+    """Break ``text`` (a matplotlib Text) at ``sep`` into as few lines no wider than ``width`` pixels
+    as it takes (a part wider than that keeps a line of its own), of about equal widths (the
+    narrowest width that takes no more lines); returns the inches of height it gained."""
+    before = text.get_window_extent(renderer).height
+    parts = _words(text.get_text()) if sep == " " else text.get_text().split(sep)
+    n = len(_fill(text, parts, sep, width, renderer))
+    lo, hi = 0.0, width
+    while hi - lo > 2:        # pixels
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if len(_fill(text, parts, sep, mid, renderer)) <= n else (mid, hi)
+    text.set_text("\n".join(_fill(text, parts, sep, hi, renderer)))
     return (text.get_window_extent(renderer).height - before) / text.figure.dpi
 
 
