@@ -3,14 +3,14 @@
 Saved with a tight bounding box, a figure is as wide as its widest text: a one-panel figure under a
 title twice the panel's width used about half of the image's width for its plot.  The figure widens
 (up to a page's width) until its title fits in :data:`TITLE_LINES` lines the panels' width, and the
-title (at its spaces) and the footer (at its " · " separators) are broken into lines that width.
+title (at its spaces) and the footer (at its " · " separators) are broken into lines of about equal
+width, no wider than the panels.
 """
 from __future__ import annotations
 
 from .legibility import PRINT_WIDTH_IN, _renderer
 
 TITLE_LINES = 2        # the lines a long title may take before the figure widens further
-SLACK = 1.1            # room for words that do not break where the width would
 
 
 def panels_width(fig, renderer) -> float:
@@ -26,9 +26,8 @@ def widening(fig, renderer=None) -> float:
     title, span = fig._suptitle, panels_width(fig, renderer)
     if title is None or title.get_window_extent(renderer).width <= span:
         return 0.0
-    want = SLACK * title.get_window_extent(renderer).width / TITLE_LINES - span
-    room = PRINT_WIDTH_IN - fig.get_figwidth()
-    return max(0.0, min(want / fig.dpi, room))
+    want = lines_width(title, " ", TITLE_LINES, renderer) + 4 - span     # 4 px: rounding of the layout
+    return max(0.0, min(want / fig.dpi, PRINT_WIDTH_IN - fig.get_figwidth()))
 
 
 def _words(text: str) -> list[str]:
@@ -54,18 +53,33 @@ def _fill(text, parts, sep: str, width: float, renderer) -> list[str]:
     return lines + [sep.join(line)]
 
 
+def _parts(text: str, sep: str) -> list[str]:
+    return _words(text) if sep == " " else text.split(sep)
+
+
+def lines_width(text, sep: str, lines: int, renderer) -> float:
+    """The narrowest width (pixels) in which ``text`` (a matplotlib Text) breaks at ``sep`` into at
+    most ``lines`` lines; the text is left as it was."""
+    original = text.get_text()
+    parts = _parts(original, sep)
+    lo, hi = 0.0, text.get_window_extent(renderer).width
+    while hi - lo > 2:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if len(_fill(text, parts, sep, mid, renderer)) <= lines else (mid, hi)
+    text.set_text(original)
+    return hi
+
+
 def wrap_to(text, sep: str, width: float, renderer) -> float:
     """Break ``text`` (a matplotlib Text) at ``sep`` into as few lines no wider than ``width`` pixels
     as it takes (a part wider than that keeps a line of its own), of about equal widths (the
     narrowest width that takes no more lines); returns the inches of height it gained."""
     before = text.get_window_extent(renderer).height
-    parts = _words(text.get_text()) if sep == " " else text.get_text().split(sep)
+    original = text.get_text()
+    parts = _parts(original, sep)
     n = len(_fill(text, parts, sep, width, renderer))
-    lo, hi = 0.0, width
-    while hi - lo > 2:        # pixels
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if len(_fill(text, parts, sep, mid, renderer)) <= n else (mid, hi)
-    text.set_text("\n".join(_fill(text, parts, sep, hi, renderer)))
+    text.set_text(original)
+    text.set_text("\n".join(_fill(text, parts, sep, lines_width(text, sep, n, renderer), renderer)))
     return (text.get_window_extent(renderer).height - before) / text.figure.dpi
 
 

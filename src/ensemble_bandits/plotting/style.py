@@ -381,7 +381,6 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
     fig._eb_footer = fig.text(0.5, 0.04 / h, footer, ha="center", va="bottom", fontsize=7, color="0.35")
     prettify(fig, pretty)
     _layout(fig, h)
-    w, h = _fit_width(fig, w, h)
     _raise_small_text(fig, h)
     if legends_over_data(fig):      # every panel legend moves into one legend below the panels
         handles, labels, ncol = getattr(fig, "_eb_outside_legend", None) or ([], [], 1)
@@ -396,6 +395,7 @@ def finish_figure(fig, spec: dict, kind: str, footer: str):
         fig._eb_outside_legend = (handles, labels, ncol)
         _layout(fig, h)
         _raise_small_text(fig, h)
+    w, h = _fit_width(fig, w, h)    # once the panels have their legend
     grow = upright_categories(fig)  # named categories keep every name: vertical rather than thinned
     if grow:
         h += grow
