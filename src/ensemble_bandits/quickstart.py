@@ -19,7 +19,7 @@ def commands(readme_text: str) -> list[str]:
     written (a trailing comment included)."""
     lines = readme_text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("## Quick start")), None)
-    fence = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```bash")), None) if start else None
+    fence = None if start is None else next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```bash")), None)
     if fence is None:
         raise ValueError("README.md has no ```bash block after a '## Quick start' heading")
     out = []
