@@ -351,3 +351,21 @@ def test_a_reproduced_finding_on_weak_evidence_is_marked_with_why(monkeypatch):
     assert "never shown" not in md
     assert "— ⚠ weak evidence: checks the paper's arithmetic" in md[md.index("## Contents"):]
     assert "*weak evidence:* checks the paper's arithmetic" in report.claims_rst("glmes-fig3b", figs[0]["claims"])
+
+
+def test_every_counted_finding_shows_the_commit_its_rule_was_first_decided_at(monkeypatch):
+    """A counted finding whose rule was never revised says since which commit its rule stands."""
+    from ensemble_bandits import rules
+
+    monkeypatch.setattr(report, "provenance", lambda scale: "Provenance: test.")
+    history = {"epp-fig1": {"beats": {"first": {"fingerprint": "f", "commit": "5b2b9e4", "date": "2026-11-24",
+                                                "status": "not reproduced"}}}}
+    assert rules.first_decided(history) == {("epp-fig1", "beats"): "5b2b9e4 (2026-11-24)"}
+    figures = report.with_revisions([_fig("epp-fig1", "epp", _claim("beats", "outperforms", "not reproduced")),
+                                     _fig("epp-fig3a", "epp", _claim("conv", "converges", "reproduced"))],
+                                    {}, {}, rules.first_decided(history))
+    summary = report.report_markdown("paper", figures)
+    summary = summary[summary.index("## Summary"):summary.index("## Contents")]
+    assert "rule unchanged since first decided at 5b2b9e4 (2026-11-24)" in summary
+    assert summary.count("rule unchanged since") == 1
+    assert "rule unchanged" not in "".join(report.report_markdown("smoke", figures))

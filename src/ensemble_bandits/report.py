@@ -146,16 +146,18 @@ def with_registry_notes(figures: list, entries: dict) -> list:
     return out
 
 
-def with_revisions(figures: list, notes: dict, added: dict | None = None) -> list:
+def with_revisions(figures: list, notes: dict, added: dict | None = None, first: dict | None = None) -> list:
     """Records whose revised claims carry their ``revision`` note ({(figure id, claim id): note} of
-    :func:`revisions.revision_notes`), and whose claims added after their figure's first paper-scale
-    verdict carry ``added_after`` (that verdict's commit, :func:`rules.added_later`)."""
-    added = added or {}
+    :func:`revisions.revision_notes`), whose claims added after their figure's first paper-scale
+    verdict carry ``added_after`` (that verdict's commit, :func:`rules.added_later`), and every claim
+    of the rule history its ``first_decided`` commit and date (:func:`rules.first_decided`)."""
+    added, first = added or {}, first or {}
 
     def one(fid, c):
         key = (fid, c["id"])
         return {**c, **({"revision": notes[key]} if key in notes else {}),
-                **({"added_after": added[key]} if key in added else {})}
+                **({"added_after": added[key]} if key in added else {}),
+                **({"first_decided": first[key]} if key in first else {})}
 
     return [{**f, "claims": [one(f["id"], c) for c in f["claims"]]} for f in figures]
 
@@ -291,7 +293,16 @@ def verdict_text(rows, scale: str = "paper") -> str:
         text += "<br>⚠ weak evidence: " + "; ".join(weak)
     if all(c.get("added_after") for _, c in rows):       # every row of the finding came after the numbers
         text += "<br>added after the numbers"
-    return text + earlier_mark(rows)
+    return text + earlier_mark(rows) + _since_text(rows, kind, scale)
+
+
+def _since_text(rows, kind: str, scale: str) -> str:
+    """A counted, unrevised paper-scale finding's line: the commit its rule was first decided at (every
+    paper-scale claim has one: tests/test_rule_history.py)."""
+    if kind != "counted" or scale != "paper" or revised(rows):
+        return ""
+    since = list(dict.fromkeys(c["first_decided"] for _, c in rows if c.get("first_decided")))
+    return f"<br>rule unchanged since first decided at {', '.join(since)}" if since else ""
 
 
 def _cause_rst(cause: dict) -> str:
@@ -498,4 +509,4 @@ def _revised(config_dir: str, entries: dict, ids: list, figures: list) -> list:
     configfile = os.path.join(config_dir, "config.yaml")
     config = registry.with_defaults(registry.load_yaml(configfile))
     notes = revision_notes(entries, history, ids, config, str(config_data_dir(configfile)), build_table)
-    return with_revisions(figures, notes, rules.added_later(history))
+    return with_revisions(figures, notes, rules.added_later(history), rules.first_decided(history))

@@ -101,6 +101,12 @@ def added_later(history: dict) -> dict:
             for cid, e in (claims or {}).items() if e["first"].get("added_after")}
 
 
+def first_decided(history: dict) -> dict:
+    """{(figure id, claim id): "commit (date)"} of every claim's first paper-scale verdict."""
+    return {(fid, cid): f"{e['first']['commit']} ({e['first']['date']})" for fid, claims in history.items()
+            for cid, e in (claims or {}).items() if e["first"].get("commit")}
+
+
 def unrecorded(entries: dict, history: dict) -> list:
     """``fid · cid: why`` for every claim of the registry ``entries`` whose current rule is not the
     history's latest (a rule change without a revision entry); claims the history lacks are left to
