@@ -103,6 +103,20 @@ def test_config_schema_rejects_unknown_keys():
         jsonschema.validate({**cfg, "scal": "smoke"}, schema)
 
 
+@pytest.mark.parametrize("look, ok", [(2, True), ({"large-m-marginal": "1"}, True), ({"posterior": 4}, True),
+                                      (0, False), ({}, False), ({"posterior": "0"}, False), ({"posterior": "x"}, False),
+                                      ("2", False)])
+def test_config_schema_takes_a_look_or_one_look_per_fresh_study(look, ok):
+    """``look=k`` and ``look='{claim: k}'`` (docs/sequential.md: the look of one fresh study) both pass the
+    schema, as Snakemake's --config gives them; a look below 1 or not a number does not."""
+    cfg, schema = registry.load_yaml(ROOT / "config" / "config.yaml"), registry.load_yaml(CONFIG_SCHEMA)
+    if ok:
+        jsonschema.validate({**cfg, "look": look}, schema)
+    else:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**cfg, "look": look}, schema)
+
+
 def test_skip_pattern_matching_no_id_is_an_error(entries):
     ids = sorted(entries)
     assert registry.match_ids(["epp-fig8*", "phe-tab1"], ids) == \
