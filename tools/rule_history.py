@@ -238,6 +238,9 @@ REASONS = {
     "e79b092": {"*": ("a new study on fresh seeds planned for the underpowered claim (group-sequential looks, one-sided "
                       "2.5 % spent O'Brien-Fleming-like, decided on the fresh seeds alone), entered before any of its "
                       "seeds ran; the verdict on the first seeds stands beside it", None)},
+    "2b600fc": {"*": ("a new study on fresh seeds planned for the underpowered claim (group-sequential looks, one-sided "
+                      "2.5 % spent O'Brien-Fleming-like, decided on the fresh seeds alone), entered before any of its "
+                      "seeds ran; the verdict on the first seeds stands beside it", None)},
     "3b8a0d3": {"epp-fig6/rrls": ("made reported (no verdict): 'TS beats ES with M = 1' can hardly fail and does "
                                   "not test the claim of strong sequential dependency",
                                   "a check that can hardly fail counted as reproducing the claim"),
