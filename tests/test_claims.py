@@ -8,6 +8,8 @@ The claim-level conditions (premise, seed blocks, reported numbers) are tested t
 ``evaluate``; the glmes-fig3b checks also on the real l(T0, b) table, and on the per-T0 b grids
 that once made the sensitivity claim impossible to fail.
 """
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -1073,3 +1075,12 @@ def test_band_entry_is_the_first_size_from_which_every_larger_size_stays_in_the_
     assert result[1] == f"[P] enters the band +-{claims.core.fmt(limit)} of TS at: A M = 16, B never (M <= 32)"
     with pytest.raises(ClaimError):
         claims.band_entry(table, b="TS", groups=["C"])
+
+
+def test_within_factor_gives_each_comparison_its_ratio_and_interval():
+    """A ratio claim decided in looks prints each comparison's own text (plans.decided_in_looks), so
+    each must carry its ratio and Fieller interval, not only its label."""
+    table, args = _within_factor(REPRODUCED)
+    comps = claims.CHECKS["within_factor"](table, **args).comparisons
+    assert [c.text.split(": ratio ")[0] for c in comps] == [c.label for c in comps]
+    assert all(re.search(r": ratio \S+ \[\S+, \S+\] \(n=30\)$", c.text) for c in comps), comps

@@ -217,10 +217,10 @@ def within_factor(table, reference, others, factor=2.0, panels=None):
             upper = stats.MeanT(fo - factor * fr)          # claim: below 0
             lower = stats.MeanT(fo - fr / factor)          # claim: above 0
             label = f"[{p}] ({o}) / ({reference})"
-            comparisons.append(Comparison(label, max(upper.p_less(), lower.p_greater()),
-                                          min(upper.p_greater(), lower.p_less())))
             ratio, lo, hi, n = stats.ratio_interval(fo, fr)
             texts.append(interval_text(label, ratio, lo, hi, n, "ratio"))
+            comparisons.append(Comparison(label, max(upper.p_less(), lower.p_greater()),
+                                          min(upper.p_greater(), lower.p_less()), text=texts[-1]))
     return verdict(comparisons, texts + [f"allowed ratio [{fmt(1 / factor)}, {fmt(factor)}]"])
 
 
