@@ -84,7 +84,7 @@ def test_cell_frames_take_archived_cells_and_read_run_files_for_the_others(tmp_p
     fig["series"].append(other)
     monkeypatch.chdir(tmp_path)
     from ensemble_bandits.atomic import write_columns_atomic
-    from ensemble_bandits.cli import run_identity
+    from ensemble_bandits.cells import run_identity
 
     runs = _runs(3)
     write_columns_atomic({**{c: runs[c].to_numpy() for c in runs}, **run_identity(other["cell"], range(3))},
@@ -108,7 +108,7 @@ def test_an_archive_of_a_cells_first_seeds_supplies_them_at_a_block_edge_and_run
     assert archive.covering(more, [path]) == [(str(path), {"aaaaaaaaaaaa": 3})]
     monkeypatch.chdir(tmp_path)
     from ensemble_bandits.atomic import write_columns_atomic
-    from ensemble_bandits.cli import run_identity
+    from ensemble_bandits.cells import run_identity
 
     runs = _runs(5)
     fresh = runs[runs["seed"] >= 3]

@@ -1,6 +1,7 @@
 """The library's shape: the registry is pure (no analysis code), the library has no import circle,
-building the workflow's job graph imports no torch, agent names are imported lazily, and a new
-agent class needs no edit to the runner, the registry code, the cost model or the rules."""
+the command line holds only argument handling, no module grows past a few hundred lines, building
+the workflow's job graph imports no torch, agent names are imported lazily, and a new agent class
+needs no edit to the runner, the registry code, the cost model or the rules."""
 from __future__ import annotations
 
 import ast
@@ -74,6 +75,34 @@ def test_library_has_no_import_circle():
     graph = _graph()
     circles = sorted(m for m in graph if m in _reach(graph, m) and m != "__init__")
     assert not circles, {m: sorted(graph[m]) for m in circles}
+
+
+MAX_MODULE_LINES = 600
+CLI_STATEMENTS = 6          # a command: read its arguments, call one library function, say its error
+
+
+def _statements(fn: ast.FunctionDef) -> int:
+    """Statements of a function, its docstring, imports and nested definitions not counted."""
+    return sum(1 for x in ast.walk(fn) if isinstance(x, ast.stmt) and x is not fn
+               and not isinstance(x, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+               and not (isinstance(x, ast.Expr) and isinstance(x.value, ast.Constant)))
+
+
+def test_the_command_line_holds_only_argument_handling():
+    """Each subcommand of cli.py reads its arguments and calls one library function (the logic lives
+    in the module of its concept), and cli.py defines nothing but its commands, the parser, ``main`` and
+    small argument helpers."""
+    tree = ast.parse((PKG / "cli.py").read_text())
+    long = {f.name: _statements(f) for f in tree.body if isinstance(f, ast.FunctionDef)
+            and f.name not in ("build_parser", "main") and _statements(f) > CLI_STATEMENTS}
+    assert not long, long
+    assert not [n for n in tree.body if isinstance(n, ast.ClassDef)]
+
+
+def test_no_library_module_is_longer_than_a_reader_takes_in():
+    long = {str(p.relative_to(PKG)): n for p in sorted(PKG.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, long
 
 
 def test_resolving_and_validating_every_figure_imports_no_torch():

@@ -88,6 +88,30 @@ def build_table(fig: dict, seeds_per_job: int, data_dir: str | None = None, arch
     return table
 
 
+def aggregate_figure(figure_path, table_path, spec_path, data_dir: str | None = None, archives=(),
+                     archive_sha256=None, staged: str | None = None) -> None:
+    """A figure's job (``cli aggregate``): from the resolved figure at ``figure_path``, its table
+    (:func:`build_table`; cells of the committed ``archives`` read from them, each first checked to have
+    its SHA-256 of ``archive_sha256`` if given) and plot spec (:func:`figure_spec`), written atomically;
+    ``staged``: also the figure's archive.  A TableError (or ArchiveError) of one line when they cannot be."""
+    from .atomic import write_table_atomic, write_text_atomic
+    from .registry import read_figure
+
+    fig = read_figure(figure_path)
+    archives = list(archives or [])
+    if archive_sha256:
+        from .data import sha256
+
+        if len(archive_sha256) != len(archives):
+            raise TableError(f"{len(archives)} --archive but {len(archive_sha256)} --archive-sha256: give one per archive")
+        for path, digest in zip(archives, archive_sha256):
+            if sha256(path) != digest:
+                raise TableError(f"archive {path} changed while the workflow ran (SHA-256 differs); rerun")
+    table = build_table(fig, fig["seeds_per_job"], data_dir, archives=archives, staged=staged)
+    write_table_atomic(table, table_path)
+    write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), spec_path)
+
+
 def cell_frames(fig: dict, per_job: int, archived=None, files=None) -> dict:
     """{key: rows} of every cell of a resolved figure, as the figure keeps them (compact, finals
     only for ``archive: finals``; :func:`archive.reduce_runs`): ``archived`` ({key: rows} from its

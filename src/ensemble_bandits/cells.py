@@ -239,6 +239,23 @@ def stamp_of(fig: dict, key: str, cell: dict) -> str:
     return fig.get("algorithms", {}).get(key) or algorithms_stamp(cell)
 
 
+def run_identity(cell: dict, seeds: list) -> dict:
+    """The identity a run file carries (tables.check_identity reads it back)."""
+    return {"_identity": identity_of(cell, seeds)}
+
+
+def command_line_cell(cell):
+    """A cell given on the command line, its names and values checked (:func:`check_cell`): a
+    ValueError of one line naming what is wrong instead of a traceback from inside the simulation."""
+    if not isinstance(cell, dict) or not ("experiment" in cell or {"env", "agent"} <= set(cell)):
+        raise ValueError("a cell is a JSON object with env, agent and horizon (or an experiment)")
+    try:
+        check_cell(cell)
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"invalid cell: {err}") from None
+    return cell
+
+
 def identity_of(cell: dict, seeds, stamp: str | None = None) -> np.ndarray:
     """What a run file of ``cell`` over ``seeds`` is: its cell key, the algorithms version of its
     numbers (``stamp``, default :func:`algorithms_stamp`), its seed range and horizon, as a JSON

@@ -31,6 +31,9 @@ from pathlib import Path
 FORMAT = 2            # 2: the payload zlib-compressed; 1 (read still): the pickle as is
 
 
+CHECKPOINT_MINUTES = 5.0    # a running job's state is saved this often (env EB_CHECKPOINT_MINUTES overrides)
+
+
 class CheckpointError(ValueError):
     """A checkpoint file that is not this job's, or is damaged."""
 
@@ -140,3 +143,20 @@ def _describe(identity) -> str:
         return "no identity"
     return (f"cell {identity.get('key')}, seeds {identity.get('seeds')}, algorithms {identity.get('algorithms')!r}, "
             f"T={identity.get('horizon')}")
+
+
+def job_checkpoint(path, identity: str, every: float | None = None) -> Checkpoint:
+    """The checkpoint ``path`` of a simulate job of ``identity`` (:func:`cells.identity_of`), saved
+    every ``every`` seconds (default :data:`CHECKPOINT_MINUTES`, or the environment's
+    ``EB_CHECKPOINT_MINUTES``), loaded if the file exists and said so: a CheckpointError when the file
+    is not this job's."""
+    import os
+
+    if every is None:
+        every = 60.0 * float(os.environ.get("EB_CHECKPOINT_MINUTES", CHECKPOINT_MINUTES))
+    ckpt = Checkpoint(path, identity, every)
+    if ckpt.load():
+        print(f"  resuming from {path}: {len(ckpt.done)} batch(es) done"
+              + (f", seeds {ckpt.batch[0][0]}-{ckpt.batch[0][-1]} at round {ckpt.batch[4]}" if ckpt.batch else ""),
+              file=sys.stderr, flush=True)
+    return ckpt

@@ -26,33 +26,20 @@ import json
 import os
 import shlex
 import sys
-import time
 
-from . import ALGORITHMS_VERSION, paths, registry
+from . import ALGORITHMS_VERSION, checkpoint, paths, registry
 from .atomic import NotAFileError
 from .data import DataError
-from .tables import CacheError
+from .tables import CacheError, rebuild_hint
 
 DEFAULT_CONFIG = "config/config.yaml"
 DATA_DIR_HELP = ("datasets directory, for environments that read datasets (the workflow passes data_dir); "
                  "not part of the cell")
 
 
-def _load(args):
-    config = registry.with_defaults(registry.load_yaml(args.configfile))
-    if getattr(args, "scales_json", None):
-        config["scales"] = json.loads(args.scales_json)
-    entries = registry.load_registry(args.config_dir, args.schema)
-    return config, entries
-
-
-def _read_figure(path) -> dict:
-    """A resolved figure as the workflow wrote it (rule resolve_figure: :func:`registry.figure_document`)."""
-    try:
-        with open(path) as fh:
-            return json.load(fh)
-    except (OSError, ValueError) as err:
-        raise SystemExit(f"cannot read the resolved figure {path}: {err}") from None
+def _project(args) -> tuple:
+    """The options naming what the user commands read (registry.load_project)."""
+    return args.configfile, args.config_dir, args.schema, getattr(args, "scales_json", None)
 
 
 def _json_arg(text: str, option: str, kind):
@@ -66,18 +53,14 @@ def _json_arg(text: str, option: str, kind):
     return value
 
 
-def _checked_cell(cell):
-    """A cell given on the command line, its names and values checked (cells.check_cell): one line
-    naming what is wrong instead of a traceback from inside the simulation."""
-    from .cells import check_cell
+def _cell_arg(value) -> dict:
+    """A cell of the command line, checked (cells.command_line_cell), or one line saying what is wrong."""
+    from .cells import command_line_cell
 
-    if not isinstance(cell, dict) or not ("experiment" in cell or {"env", "agent"} <= set(cell)):
-        raise SystemExit("a cell is a JSON object with env, agent and horizon (or an experiment)")
     try:
-        check_cell(cell)
-    except (ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"invalid cell: {err}") from None
-    return cell
+        return command_line_cell(value)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
 
 
 def _seed_range(pair) -> list:
@@ -88,304 +71,121 @@ def _seed_range(pair) -> list:
     return list(range(first, end))
 
 
-def run_identity(cell: dict, seeds: list) -> dict:
-    """The identity a run file carries (tables.check_identity reads it back)."""
-    from .cells import identity_of
-
-    return {"_identity": identity_of(cell, seeds)}
-
-
 def cmd_simulate(args):
-    """One job: the cell for a block of seeds, written as an .npz run file (imports numpy only)."""
-    from .atomic import write_columns_atomic, write_text_atomic
-    from .malloc import keep_freed_memory
-    from .joblogs import done_line
-    from .runner import simulate_columns
+    """One job: the cell for a block of seeds, written as an .npz run file (runner.simulate_job)."""
+    from .checkpoint import CheckpointError
+    from .runner import simulate_job
 
-    keep_freed_memory()
-    cell = _checked_cell(_json_arg(args.cell, "--cell", dict))
-    seeds = _seed_range(args.seeds)
-    t0, c0 = time.perf_counter(), time.process_time()
-    print(f"simulate {os.path.basename(os.path.dirname(args.out))}: seeds {seeds[0]}..{seeds[-1]}, "
-          f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
-          + (f", device {args.device}" if args.device else ""), file=sys.stderr, flush=True)
-    run = cell if not args.device else {**cell, "agent": {**cell["agent"], "device": args.device}}
-    ckpt = _checkpoint(args, cell, seeds)
-    cols = simulate_columns(run, seeds, verbose=True, data_dir=args.data_dir, checkpoint=ckpt)
-    write_columns_atomic({**cols, **run_identity(cell, seeds)}, args.out)
-    write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(args.out), "cell.json"))
-    if ckpt is not None:
-        ckpt.remove()
-    print(done_line(t0, c0), file=sys.stderr)
-
-
-def _checkpoint(args, cell: dict, seeds: list):
-    """The job's :class:`checkpoint.Checkpoint` (``--checkpoint``; None without it or for a timing
-    cell, which must run uninterrupted), loaded if the file exists: SystemExit with one line when the
-    file is not this job's."""
-    if not args.checkpoint or cell.get("timing") == "unbatched" or "experiment" in cell:
-        return None
-    from .checkpoint import Checkpoint, CheckpointError
-
-    every = args.checkpoint_every if args.checkpoint_every is not None else \
-        60.0 * float(os.environ.get("EB_CHECKPOINT_MINUTES", CHECKPOINT_MINUTES))
-    ckpt = Checkpoint(args.checkpoint, str(run_identity(cell, seeds)["_identity"]), every)
+    cell, seeds = _cell_arg(_json_arg(args.cell, "--cell", dict)), _seed_range(args.seeds)
     try:
-        if ckpt.load():
-            print(f"  resuming from {args.checkpoint}: {len(ckpt.done)} batch(es) done"
-                  + (f", seeds {ckpt.batch[0][0]}-{ckpt.batch[0][-1]} at round {ckpt.batch[4]}" if ckpt.batch else ""),
-                  file=sys.stderr, flush=True)
+        simulate_job(cell, seeds, args.out, args.data_dir, args.device, args.checkpoint, args.checkpoint_every)
     except CheckpointError as err:
         raise SystemExit(f"simulate: {err}") from None
-    return ckpt
-
-
-CHECKPOINT_MINUTES = 5.0    # a running job's state is saved this often (env EB_CHECKPOINT_MINUTES overrides)
 
 
 def cmd_simulate_group(args):
     """One job of a shared pass: the cells (one environment spec and horizon) for a block of seeds,
-    one pass, one .npz run file per cell (``--out`` in the order of ``--cells``)."""
-    from .atomic import write_columns_atomic, write_text_atomic
-    from .malloc import keep_freed_memory
-    from .joblogs import done_line
-    from .runner import simulate_group_columns
+    one pass, one .npz run file per cell (``--out`` in the order of ``--cells``; runner.simulate_group_job)."""
+    from .runner import simulate_group_job
 
-    keep_freed_memory()
-    cells = [_checked_cell(c) for c in _json_arg(args.cells, "--cells", list)]
+    cells = [_cell_arg(c) for c in _json_arg(args.cells, "--cells", list)]
     if len(cells) != len(args.out):
         raise SystemExit(f"simulate-group: {len(cells)} cells but {len(args.out)} output files")
-    seeds = _seed_range(args.seeds)
-    t0, c0 = time.perf_counter(), time.process_time()
-    print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
-          f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
-    # the cells' keys, so that `timings` can share this job's time among them whatever the grouping
-    print(f"cells: {' '.join(os.path.basename(os.path.dirname(out)) for out in args.out)}", file=sys.stderr,
-          flush=True)
-    for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True, data_dir=args.data_dir),
-                               args.out):
-        write_columns_atomic({**cols, **run_identity(cell, seeds)}, out)
-        write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
-    print(done_line(t0, c0), file=sys.stderr)
+    simulate_group_job(cells, _seed_range(args.seeds), args.out, args.data_dir)
 
 
 def cmd_aggregate(args):
-    """A figure's table, plot spec and staged archive (:func:`aggregate.build_table`,
-    :func:`aggregate.figure_spec`), from the resolved figure and the files the rule names."""
-    from .aggregate import TableError, build_table, figure_spec
+    """A figure's table, plot spec and staged archive (:func:`aggregate.aggregate_figure`), from the
+    resolved figure and the files the rule names."""
+    from .aggregate import TableError, aggregate_figure
     from .archive import ArchiveError
-    from .atomic import write_table_atomic, write_text_atomic
 
-    fig = _read_figure(args.figure)
-    archives = args.archive or []
-    if args.archive_sha256:
-        from .data import sha256
-
-        if len(args.archive_sha256) != len(archives):
-            raise SystemExit(f"{len(archives)} --archive but {len(args.archive_sha256)} --archive-sha256: give one per archive")
-        for path, digest in zip(archives, args.archive_sha256):
-            if sha256(path) != digest:
-                raise SystemExit(f"archive {path} changed while the workflow ran (SHA-256 differs); rerun")
     try:
-        table = build_table(fig, fig["seeds_per_job"], args.data_dir, archives=archives, staged=args.staged)
+        aggregate_figure(args.figure, args.table, args.spec, args.data_dir, args.archive or [],
+                         args.archive_sha256, args.staged)
     except (TableError, ArchiveError) as err:
         raise SystemExit(str(err)) from None
-    write_table_atomic(table, args.table)
-    write_text_atomic(json.dumps(figure_spec(fig), indent=1, default=str), args.spec)
 
 
 def cmd_publish(args):
     """Copy files a job staged under results/<scale>/ into place under figures/<scale>/, each checked
-    to be what its name says (:func:`publish.publish`)."""
-    from .publish import PublishError, publish
+    to be what its name says (:func:`publish.publish_results`)."""
+    from .publish import PublishError, publish_results
 
     try:
-        publish(args.staged, args.out)
+        publish_results(args.staged, args.out)
     except PublishError as err:
         raise SystemExit(str(err)) from None
-    from . import readme
-
-    if any(os.path.normpath(out) == os.path.normpath(readme.REPORT) for out in args.out):   # the README's headline
-        print(f"README.md: {', '.join(readme.refresh(('headline',))) or 'headline up to date'}", file=sys.stderr)
 
 
 def cmd_claims(args):
-    from .tables import read_table
-    from .claims import evaluate
-    from .records import make_record, stamped, write_record
-    from .report import dump_claims
+    """A figure's claims decided on its table, and its record (:func:`report.decide_figure`)."""
+    from .archive import ArchiveError
+    from .report import decide_figure
 
-    fig = _read_figure(args.figure)   # its claims' names were checked when the workflow resolved it
-    entry = fig["entry"]
-    from .plans import decided_in_looks
-
-    table = read_table(args.table)
-    results = evaluate(entry, table, fig["scale"], absent=fig.get("absent_data", []), pending=fig.get("pending_curves"))
-    fresh = ()
-    if fig.get("fresh"):     # fresh studies at their looks: their seeds from the figure's archive
-        from .fresh import fresh_rows
-
-        rows = fresh_rows(fig, args.archive)
-        fresh = [(state, rows) for state in fig["fresh"]]
-    results = decided_in_looks(entry, table, results, fig["seeds"], fresh)   # a figure planned in looks
-    dump_claims(entry["id"], results, args.json, args.rst)
-    if args.record:
-        digest = None
-        if args.archive:
-            from .archive import ArchiveError, content_sha256, read_meta
-
-            try:
-                read_meta(args.archive, fig["id"])
-                digest = content_sha256(args.archive)
-            except ArchiveError as err:
-                raise SystemExit(f"claims: {err}") from None
-        record = make_record(fig, results, archive_sha256=digest)
-        if args.redrawn:     # nothing simulated: keep the run that made the numbers (ensemble_bandits.redraw)
-            from .redraw import previous_record, redrawn_record
-
-            record = stamped(redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
-                                            archived=bool(fig["series"])))
-        write_record(record, args.record)
-    for r in results:
-        print(f"{r['id']}: {r['status']}", file=sys.stderr)
+    try:
+        decide_figure(args.figure, args.table, args.json, args.rst, args.record, args.archive, args.redrawn)
+    except ArchiveError as err:
+        raise SystemExit(f"claims: {err}") from None
 
 
 def cmd_report(args):
-    """REPORT.md of the ids' records at a scale (:func:`report.assemble`); the report in place
-    (figures/<scale>/, where rule publish copies it) stays as it is when only its provenance line
-    would change."""
-    from .atomic import write_text_atomic
-    from .redraw import unchanged_report
-    from .report import assemble
+    """REPORT.md of the ids' records at a scale (:func:`report.write_report`)."""
+    from .report import write_report
 
     try:
-        text = assemble(args.scale, args.ids, args.skipped or [], args.config_dir, args.schema,
-                        seeds_per_job=args.seeds_per_job)
+        write_report(args.out, args.scale, args.ids, args.skipped or [], args.config_dir, args.schema,
+                     seeds_per_job=args.seeds_per_job)
     except ValueError as err:
         raise SystemExit(f"report: {err}") from None
-    write_text_atomic(unchanged_report(text, os.path.join("figures", args.scale, os.path.basename(args.out))), args.out)
 
 
 def cmd_timings(args):
     """Wall and CPU seconds and peak memory of the simulate jobs of each figure, read from their logs
     ("done in ... s (CPU ... s, peak ... MB)"); ``--cells``: per cell, beside the cost model's
-    estimate of the same jobs; ``--page FILE``: also written as a markdown page (pages.py)."""
-    from .joblogs import JobLogs, timings_per_cell, timings_table
+    estimate of the same jobs; ``--page FILE``: also written as a markdown page (joblogs.timings_page)."""
+    from .joblogs import NoTimingsError, timings_page, timings_report
 
-    if args.page:
-        from . import pages
+    def report():
+        return timings_report(args.scale, _project(args), args.ids, args.seeds_per_job, args.cells)
 
-        page, args.page = args.page, None
-        command = shlex.join(["ensemble-bandits", *args.argv])
-        body = pages.captured(cmd_timings, args)
-        pages.write_page(page, f"Simulation timings at scale {args.scale}", command,
-                         f"Read from the simulate jobs' logs under results/{args.scale}/logs/simulate on the "
-                         f"machine that ran them: wall and CPU seconds (CPU: every thread of the job's process) "
-                         f"and the largest job's peak resident memory.", body, measured_here=False)
-        from . import readme
-
-        if os.path.normpath(page) == os.path.normpath(readme.TIMINGS):   # the README's measured durations
-            readme.refresh(("durations",))
-        return
-    logs = paths.simulate_log(args.scale)
-    if not (os.path.isdir(logs) and os.listdir(logs)):
-        page = os.path.join("docs", f"timings-{args.scale}.md")
-        committed = (f" The timings measured by the run that made the committed figures/{args.scale}/ results are in "
-                     f"{page}." if os.path.isfile(page) else "")
-        raise SystemExit(f"no timings: no simulation has run at scale {args.scale!r} in {os.getcwd()} (no logs in "
-                         f"{logs}/).{committed} For what a run would cost here: `ensemble-bandits estimate --scale "
-                         f"{args.scale}` (a cost model; runs nothing); after a run, this command reads its logs.")
-    config, entries = _load(args)
-    per_job = args.seeds_per_job or config["seeds_per_job"]
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-    figs = {fid: registry.resolve(entries[fid], args.scale, config["scales"]) for fid in sorted(entries)}
-    logged = JobLogs(args.scale, figs, config.get("shared_pass_group", 64))
-    if args.cells:
-        return timings_per_cell([figs[fid] for fid in ids], per_job, logged)
-    timings_table(figs, ids, per_job, logged, args.scale)
+    try:
+        if args.page:
+            return timings_page(args.page, args.scale, shlex.join(["ensemble-bandits", *args.argv]), report)
+        report()
+    except NoTimingsError as err:
+        raise SystemExit(str(err)) from None
 
 
 def cmd_progress(args):
-    """How far a run at a scale has got: per figure, the run files it needs, how many exist (or are
-    covered by its committed archive) and the cost model's CPU time of the rest (costs.work_left, as
-    ``estimate`` and the workflow's notice); the whole run's time left on ``--cores`` cores; and the
-    simulate jobs running now with their last progress line (a log without its "done in" line,
-    written to in the last ``--recent`` seconds: round, rate, time left)."""
-    from .progress import progress_report
+    """How far a run at a scale has got (:func:`progress.progress_report` of :func:`progress.run_plan`):
+    per figure, the run files done and the cost model's CPU time of the rest, the whole run's time left
+    on ``--cores`` cores, and the simulate jobs written to in the last ``--recent`` seconds."""
+    from .progress import progress_report, run_plan
 
-    progress_report(_plan(args), args.scale, args.cores, args.all, args.recent)
-
-
-def _plan(args) -> dict:
-    """What a run of the ids on the command line (default: `all`) at ``args.scale`` involves, as the
-    workflow sees it: the resolved figures (not skipped: ``--skip``, default the config's ``skip``;
-    not reused: ``--reuse-records``), the cell keys their committed archives supply, and the
-    shared-pass groups of the scale.  The input of costs.work_left for estimate and progress."""
-    from . import archive, data, validation
-    from .plans import at_look
-
-    config, entries = _load(args)
-    per_job = args.seeds_per_job or config["seeds_per_job"]
-    skip = config.get("skip", []) if args.skip is None else args.skip
-    skipped = set(registry.match_ids(skip, sorted(entries), "skip pattern")) if skip else set()
-    ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else [
-        i for i in sorted(entries) if i not in skipped]
-    if args.reuse_records:
-        ids = [i for i in ids if not os.path.exists(paths.record_file(args.scale, i))]
-    data_dir = data.config_data_dir(args.configfile, config.get("data_dir"))
-
-    def resolved(fid):     # as the workflow builds it without `look`: cells of absent optional datasets left
-        # out, and a figure planned in looks cut into its looks' seed blocks (plans.at_look)
-        fig = registry.resolve(entries[fid], args.scale, config["scales"])
-        return at_look(validation.without_absent(entries[fid], fig, data_dir), None)
-
-    figs = [resolved(fid) for fid in ids]
-    shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]
-    return {"figs": figs, "per_job": per_job, "groups": registry.shared_groups(shared, config.get("shared_pass_group", 64)),
-            "covered": archive.covered_keys(figs, args.scale, config.get("archives", "use") == "use")}
+    plan = run_plan(_project(args), args.scale, args.ids, args.skip, args.reuse_records, args.seeds_per_job)
+    progress_report(plan, args.scale, args.cores, args.all, args.recent)
 
 
 def cmd_estimate(args):
     """Cells, simulation jobs and estimated CPU time of each figure at a scale, from the cost model
-    (costs.cell_cost_seconds): all of its simulations, and what a run here would still simulate
-    (costs.work_left: cells of committed archives and run files present cost nothing, as in
-    ``progress`` and the workflow's notice); runs nothing."""
-    from .progress import estimate_pending, estimate_report
+    (:func:`progress.estimate_report`; ``--pending``: :func:`progress.pending_report`); runs nothing."""
+    from .progress import estimate_report, pending_report, run_plan
 
     if args.pending:
-        config, entries = _load(args)
-        ids = registry.match_ids(args.ids, sorted(entries), "id or pattern") if args.ids else sorted(entries)
-        figs = [registry.resolve(entries[fid], args.scale, config["scales"]) for fid in ids]
-        return estimate_pending(figs, args.seeds_per_job or config["seeds_per_job"], args.scale)
-    estimate_report(_plan(args), args.scale)
+        return pending_report(_project(args), args.scale, args.ids, args.seeds_per_job)
+    plan = run_plan(_project(args), args.scale, args.ids, args.skip, args.reuse_records, args.seeds_per_job)
+    estimate_report(plan, args.scale)
 
 
 def cmd_data(args):
-    """Check the datasets in a data directory, or download them there."""
-    from pathlib import Path
+    """Check the datasets in a data directory, or download them there (:func:`data.check_datasets`)."""
+    from .data import DatasetsUnusable, check_datasets
 
-    from .data import DATASETS, DataError, config_data_dir, fetch, files, verify
-
-    names = args.names or sorted(DATASETS)
-    data_dir = args.data_dir or config_data_dir(  # config's data_dir: relative to the project root
-        args.configfile, registry.with_defaults(registry.load_yaml(args.configfile)).get("data_dir"))
-    failed = []
-    for name in names:
-        if (args.action == "check" and not args.names and not DATASETS[name].shipped
-                and not any(Path(p).exists() for p in files([name], data_dir))):
-            print(f"ABSENT {name}: not shipped with the repository and not in {data_dir} (optional; get it with "
-                  f"`python -m ensemble_bandits.cli data fetch {name} --data-dir {data_dir}`, needs network)")
-            continue
-        try:
-            if args.action == "fetch":
-                fetch([name], data_dir, log=lambda msg: print(msg, file=sys.stderr))
-            for path in verify([name], data_dir):
-                print(f"OK    {name}: {path}")
-        except DataError as err:
-            failed.append(name)
-            print(f"FAIL  {name}: {err}")
-    if failed:
-        raise SystemExit(f"{len(failed)} of {len(names)} dataset(s) not usable: {', '.join(failed)}")
+    try:
+        check_datasets(args.action, args.names, args.data_dir, args.configfile)
+    except DatasetsUnusable as err:
+        raise SystemExit(str(err)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -461,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(removed when the run file is written); the workflow passes "
                         "results/<scale>/checkpoints/<key>/seeds-<a>-<b>.ckpt")
     s.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
-                   help=f"seconds between checkpoints (default: {CHECKPOINT_MINUTES:g} minutes, or the environment's "
+                   help=f"seconds between checkpoints (default: {checkpoint.CHECKPOINT_MINUTES:g} minutes, or the environment's "
                         "EB_CHECKPOINT_MINUTES)")
     s.set_defaults(fn=cmd_simulate)
 
@@ -534,40 +334,25 @@ def main(argv=None):
             raise SystemExit(f"{args.cmd}: {err}") from None
     try:
         args.fn(args)
+    except registry.FigureFileError as err:
+        raise SystemExit(str(err)) from None
     except CacheError as err:
-        raise SystemExit(f"{args.cmd}: {err}{_rebuild_hint(args)}") from None
+        raise SystemExit(f"{args.cmd}: {err}{rebuild_hint(getattr(args, 'figure', None))}") from None
     except (registry.RegistryError, DataError, NotAFileError) as err:
         raise SystemExit(f"{args.cmd}: {err}") from None
 
 
-def _rebuild_hint(args) -> str:
-    """After a damaged cache file (a run file or table of a figure): the targets that rebuild what it
-    held (the figure's own PDF would find nothing to do while the old one exists)."""
-    fig = getattr(args, "figure", None)
-    if not fig:
-        return ""
-    try:
-        doc = _read_figure(fig)
-    except SystemExit:
-        return ""
-    scale, fid = doc["scale"], doc["id"]
-    return (f", then rebuild it and what follows from it: snakemake --cores 2 figures/{scale}/{fid}.pdf "
-            f"--forcerun aggregate --config scale={scale}")
+PATH_OPTIONS = ("data_dir", "figure", "table", "spec", "json", "rst", "out", "page")
 
 
 def _enter_project(args) -> None:
     """Run from the project root when started elsewhere (paths given by the user stay valid)."""
-    from .paths import project_root
-
-    root = project_root()
-    if root is None:
-        raise SystemExit(f"{args.cmd}: no project here: run this in the directory holding the Snakefile and "
-                         f"{DEFAULT_CONFIG} (the clone of the repository), or pass --configfile")
-    for name in ("data_dir", "figure", "table", "spec", "json", "rst", "out", "page"):
-        if getattr(args, name, None):
-            setattr(args, name, os.path.abspath(getattr(args, name)))
-    print(f"(working in the project at {root})", file=sys.stderr)
-    os.chdir(root)
+    given = {name: getattr(args, name) for name in PATH_OPTIONS if getattr(args, name, None)}
+    try:
+        for name, path in paths.enter_project(args.cmd, given).items():
+            setattr(args, name, path)
+    except FileNotFoundError as err:
+        raise SystemExit(str(err)) from None
 
 
 if __name__ == "__main__":

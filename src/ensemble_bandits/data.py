@@ -14,6 +14,7 @@ import hashlib
 import io
 import os
 import subprocess
+import sys
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -169,6 +170,38 @@ def verify(names, data_dir, base=None) -> list[str]:
                 _VERIFIED[stamp] = True
             out.append(str(p))
     return out
+
+
+class DatasetsUnusable(RuntimeError):
+    """Some datasets ``cli data`` was asked about are not usable (each already said on its own line)."""
+
+
+def check_datasets(action: str, names, data_dir, configfile) -> None:
+    """``cli data``: each dataset of ``names`` (default: all) checked (``action`` "check": SHA-256) or
+    downloaded, then checked ("fetch") in ``data_dir`` (default: the config file's ``data_dir``), one
+    line each: OK, FAIL, or ABSENT for an optional dataset not asked for by name and not there.
+    A DatasetsUnusable naming those that failed."""
+    from .registry import load_yaml
+
+    asked, names = bool(names), list(names) or sorted(DATASETS)
+    data_dir = data_dir or config_data_dir(configfile, load_yaml(configfile).get("data_dir"))  # relative: to the project root
+    failed = []
+    for name in names:
+        if (action == "check" and not asked and not DATASETS[name].shipped
+                and not any(Path(p).exists() for p in files([name], data_dir))):
+            print(f"ABSENT {name}: not shipped with the repository and not in {data_dir} (optional; get it with "
+                  f"`python -m ensemble_bandits.cli data fetch {name} --data-dir {data_dir}`, needs network)")
+            continue
+        try:
+            if action == "fetch":
+                fetch([name], data_dir, log=lambda msg: print(msg, file=sys.stderr))
+            for path in verify([name], data_dir):
+                print(f"OK    {name}: {path}")
+        except DataError as err:
+            failed.append(name)
+            print(f"FAIL  {name}: {err}")
+    if failed:
+        raise DatasetsUnusable(f"{len(failed)} of {len(names)} dataset(s) not usable: {', '.join(failed)}")
 
 
 def _download(url: str) -> bytes:

@@ -133,6 +133,50 @@ def timings_table(figs: dict, ids: list, per_job: int, logged: JobLogs, scale: s
         print(f"(none of these figures' simulations has run at scale {scale!r} here yet)")
 
 
+class NoTimingsError(LookupError):
+    """No simulation has run at the scale here: nothing to time."""
+
+
+def timings_report(scale: str, project: tuple, ids=(), seeds_per_job: int | None = None,
+                   per_cell: bool = False) -> None:
+    """``cli timings``: the wall and CPU seconds and peak memory of the simulate jobs of each figure of
+    ``ids`` (default all), read from their logs (:func:`timings_table`; ``per_cell``:
+    :func:`timings_per_cell`, beside the cost model).  ``project``: (configfile, config_dir, schema,
+    scales_json) of :func:`registry.load_project`, read once there are logs; a NoTimingsError saying
+    where timings are when no simulation has run here."""
+    logs = paths.simulate_log(scale)
+    if not (os.path.isdir(logs) and os.listdir(logs)):
+        page = os.path.join("docs", f"timings-{scale}.md")
+        committed = (f" The timings measured by the run that made the committed figures/{scale}/ results are in "
+                     f"{page}." if os.path.isfile(page) else "")
+        raise NoTimingsError(f"no timings: no simulation has run at scale {scale!r} in {os.getcwd()} (no logs in "
+                             f"{logs}/).{committed} For what a run would cost here: `ensemble-bandits estimate "
+                             f"--scale {scale}` (a cost model; runs nothing); after a run, this command reads its logs.")
+    config, entries = registry.load_project(*project)
+    per_job = seeds_per_job or config["seeds_per_job"]
+    ids = registry.select_ids(ids, entries)
+    figs = {fid: registry.resolve(entries[fid], scale, config["scales"]) for fid in sorted(entries)}
+    logged = JobLogs(scale, figs, config.get("shared_pass_group", 64))
+    if per_cell:
+        return timings_per_cell([figs[fid] for fid in ids], per_job, logged)
+    timings_table(figs, ids, per_job, logged, scale)
+
+
+def timings_page(page: str, scale: str, command: str, report) -> None:
+    """What ``report()`` (:func:`timings_report`) prints, also written as the generated markdown page
+    ``page`` under its ``command`` (:mod:`pages`); the README's measured durations refreshed when the
+    page is the paper scale's."""
+    from . import pages, readme
+
+    body = pages.captured(report)
+    pages.write_page(page, f"Simulation timings at scale {scale}", command,
+                     f"Read from the simulate jobs' logs under results/{scale}/logs/simulate on the "
+                     f"machine that ran them: wall and CPU seconds (CPU: every thread of the job's process) "
+                     f"and the largest job's peak resident memory.", body, measured_here=False)
+    if os.path.normpath(page) == os.path.normpath(readme.TIMINGS):   # the README's measured durations
+        readme.refresh(("durations",))
+
+
 def running_jobs(scale: str, recent: float) -> list:
     """(job, its last progress line) of the simulate jobs at ``scale`` running now: a log without its
     "done in" line, written to in the last ``recent`` seconds (``cli progress``)."""

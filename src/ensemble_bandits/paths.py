@@ -26,6 +26,23 @@ def project_root(start: Path | str | None = None) -> Path | None:
     return checkout if is_project(checkout) else None
 
 
+def enter_project(cmd: str, given: dict) -> dict:
+    """Work from the project root (:func:`project_root`) when a command is started elsewhere: the paths
+    ``given`` ({option: path}) made absolute first so that they stay valid, then the working directory
+    changed; those paths returned.  A FileNotFoundError of one line when there is no project."""
+    import os
+    import sys
+
+    root = project_root()
+    if root is None:
+        raise FileNotFoundError(f"{cmd}: no project here: run this in the directory holding the Snakefile and "
+                                f"{CONFIG.as_posix()} (the clone of the repository), or pass --configfile")
+    given = {name: os.path.abspath(path) for name, path in given.items()}
+    print(f"(working in the project at {root})", file=sys.stderr)
+    os.chdir(root)
+    return given
+
+
 def run_file(scale, key, start, end) -> str:
     """Run file of one simulate job: a cell (``key``) over seeds [start, end)."""
     return f"results/{scale}/runs/{key}/seeds-{start}-{end}.npz"

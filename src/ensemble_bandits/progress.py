@@ -1,7 +1,7 @@
 """The user commands' account of a run at a scale (``cli estimate``, ``cli progress``): per figure,
 its cells, run files and the cost model's CPU time (:mod:`costs`), what is done and left, and the
 simulate jobs running now (:mod:`joblogs`).  The plan they read (the figures of the run, the cells of
-committed archives, the shared-pass groups) is built by the command line from its options."""
+committed archives, the shared-pass groups) is :func:`run_plan` of the command line's options."""
 from __future__ import annotations
 
 import os
@@ -100,3 +100,41 @@ def estimate_pending(figs, per_job, scale):
         print(f"{fid:12s} {s['reading']:12s} {s['key']:12s} {costs.format_cpu_time(cpu):>9s}  {s['panel']} / {s['curve']}")
         for a, b in blocks:
             print(f"{'':48s}{paths.run_file(scale, s['key'], a, b)}")
+
+
+def run_plan(project: tuple, scale: str, ids=(), skip=None, reuse_records: bool = False,
+             seeds_per_job: int | None = None) -> dict:
+    """What a run of ``ids`` (default: all) at ``scale`` involves, as the workflow sees it: the resolved
+    figures (not skipped: ``skip``, default the config's ``skip``; not reused: ``reuse_records``), the
+    cell keys their committed archives supply, and the shared-pass groups of the scale.  ``project``:
+    (configfile, config_dir, schema, scales_json) of :func:`registry.load_project`.  The input of
+    costs.work_left for estimate and progress."""
+    from . import archive, data, validation
+    from .plans import at_look
+
+    config, entries = registry.load_project(*project)
+    per_job = seeds_per_job or config["seeds_per_job"]
+    skip = config.get("skip", []) if skip is None else skip
+    skipped = set(registry.match_ids(skip, sorted(entries), "skip pattern")) if skip else set()
+    ids = registry.select_ids(ids, entries) if ids else [i for i in sorted(entries) if i not in skipped]
+    if reuse_records:
+        ids = [i for i in ids if not os.path.exists(paths.record_file(scale, i))]
+    data_dir = data.config_data_dir(project[0], config.get("data_dir"))
+
+    def resolved(fid):     # as the workflow builds it without `look`: cells of absent optional datasets left
+        # out, and a figure planned in looks cut into its looks' seed blocks (plans.at_look)
+        fig = registry.resolve(entries[fid], scale, config["scales"])
+        return at_look(validation.without_absent(entries[fid], fig, data_dir), None)
+
+    figs = [resolved(fid) for fid in ids]
+    shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]
+    return {"figs": figs, "per_job": per_job, "groups": registry.shared_groups(shared, config.get("shared_pass_group", 64)),
+            "covered": archive.covered_keys(figs, scale, config.get("archives", "use") == "use")}
+
+
+def pending_report(project: tuple, scale: str, ids=(), seeds_per_job: int | None = None) -> None:
+    """``cli estimate --pending``: :func:`estimate_pending` of the figures ``ids`` (default all) at
+    ``scale``; ``project`` as for :func:`run_plan`."""
+    config, entries = registry.load_project(*project)
+    figs = [registry.resolve(entries[fid], scale, config["scales"]) for fid in registry.select_ids(ids, entries)]
+    estimate_pending(figs, seeds_per_job or config["seeds_per_job"], scale)

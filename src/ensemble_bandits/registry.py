@@ -143,6 +143,20 @@ def match_ids(patterns, ids, what="pattern") -> list:
     return [i for i in ids if any(fnmatch.fnmatchcase(i, str(pat)) for pat in patterns)]
 
 
+def select_ids(patterns, entries) -> list:
+    """The ids of ``entries`` matching the glob ``patterns`` given on a command line (all if none)."""
+    return match_ids(patterns, sorted(entries), "id or pattern") if patterns else sorted(entries)
+
+
+def load_project(configfile, config_dir, schema_path=None, scales_json=None) -> tuple:
+    """The workflow's config with the library's defaults (``scales_json``: per-scale caps as JSON,
+    overriding its ``scales``) and the registry of ``config_dir``, validated: what the user commands read."""
+    config = with_defaults(load_yaml(configfile))
+    if scales_json:
+        config["scales"] = json.loads(scales_json)
+    return config, load_registry(config_dir, schema_path)
+
+
 def load_registry(config_dir="config", schema_path=None) -> dict:
     """All figure entries of config/figures/*.yaml, validated against the registry schema
     (default: workflow/schemas/registry.schema.yaml next to ``config_dir``)."""
@@ -416,6 +430,19 @@ def figure_document(fig: dict, per_job: int, stamps: dict | None = None) -> str:
     or looks up an agent class to know what its run files must say."""
     doc = {**fig, "seeds_per_job": int(per_job), **({"algorithms": stamps} if stamps else {})}
     return json.dumps(doc, indent=1, sort_keys=True)
+
+
+class FigureFileError(ValueError):
+    """A resolved figure the workflow wrote cannot be read (the command line says it as it is)."""
+
+
+def read_figure(path) -> dict:
+    """A resolved figure as the workflow wrote it (rule resolve_figure: :func:`figure_document`)."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as err:
+        raise FigureFileError(f"cannot read the resolved figure {path}: {err}") from None
 
 
 def seed_blocks(n_seeds: int, per_job: int):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 
 from . import paths, registry
 from .atomic import write_text_atomic
@@ -16,7 +17,7 @@ from .findings import (classify, counted, earlier_mark, finding_cause, finding_k
                        revised, shared_evidence, tally, weak_evidence)
 from .papers import CITATIONS as PAPERS, paper_figure
 from .records import provenance
-from .redraw import redecided_line
+from .redraw import previous_record, redecided_line, redrawn_record, unchanged_report
 from .report_text import _with_threshold, readable, rule_bounds, summary_line
 from .revisions import revised_text, revision_cell
 
@@ -440,6 +441,57 @@ def report_markdown(scale: str, figures: list, skipped=(), archived=None, tables
 def dump_claims(fid: str, results: list, json_path, rst_path) -> None:
     write_text_atomic(json.dumps({"id": fid, "claims": results}, indent=1), json_path)
     write_text_atomic(claims_rst(fid, results), rst_path)
+
+
+def decide_figure(figure_path, table_path, json_path, rst_path, record_path=None, archive=None,
+                  redrawn: bool = False) -> list:
+    """A figure's claims job (``cli claims``): its claims decided on its table (a figure planned in
+    looks at its looks, fresh studies on the seeds of the figure's ``archive``), written as JSON and
+    reStructuredText and, given ``record_path``, its record (with the content hash of ``archive``;
+    ``redrawn``: nothing simulated, so the run that made the numbers is kept, :mod:`redraw`).  Each
+    claim's status said on stderr; the results returned.  An ArchiveError when ``archive`` is not the
+    figure's."""
+    from .claims import evaluate
+    from .plans import decided_in_looks
+    from .records import make_record, stamped, write_record
+    from .tables import read_table
+
+    fig = registry.read_figure(figure_path)    # its claims' names were checked when the workflow resolved it
+    entry = fig["entry"]
+    table = read_table(table_path)
+    results = evaluate(entry, table, fig["scale"], absent=fig.get("absent_data", []), pending=fig.get("pending_curves"))
+    fresh = ()
+    if fig.get("fresh"):     # fresh studies at their looks: their seeds from the figure's archive
+        from .fresh import fresh_rows
+
+        rows = fresh_rows(fig, archive)
+        fresh = [(state, rows) for state in fig["fresh"]]
+    results = decided_in_looks(entry, table, results, fig["seeds"], fresh)   # a figure planned in looks
+    dump_claims(entry["id"], results, json_path, rst_path)
+    if record_path:
+        digest = None
+        if archive:
+            from .archive import content_sha256, read_meta
+
+            read_meta(archive, fig["id"])
+            digest = content_sha256(archive)
+        record = make_record(fig, results, archive_sha256=digest)
+        if redrawn:     # nothing simulated: keep the run that made the numbers (ensemble_bandits.redraw)
+            record = stamped(redrawn_record(record, previous_record(paths.record_file(fig["scale"], entry["id"])),
+                                            archived=bool(fig["series"])))
+        write_record(record, record_path)
+    for r in results:
+        print(f"{r['id']}: {r['status']}", file=sys.stderr)
+    return results
+
+
+def write_report(out, scale: str, ids: list, skipped: list, config_dir: str, schema=None,
+                 seeds_per_job: int | None = None) -> None:
+    """REPORT.md of the ids' records at a scale (:func:`assemble`) written to ``out``; the report in
+    place (figures/<scale>/, where rule publish copies it) stays as it is when only its provenance line
+    would change (:func:`redraw.unchanged_report`)."""
+    text = assemble(scale, ids, skipped, config_dir, schema, seeds_per_job=seeds_per_job)
+    write_text_atomic(unchanged_report(text, os.path.join("figures", scale, os.path.basename(out))), out)
 
 
 def assemble(scale: str, ids: list, skipped: list, config_dir: str, schema=None,

@@ -13,6 +13,8 @@ checks, dimensions, batch size, seed block, version stamp) is in :mod:`ensemble_
 """
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from time import perf_counter as _split_clock   # the select/update clock (bound once: see _time_calls)
@@ -22,7 +24,8 @@ import numpy as np
 
 from . import probes, shared
 from .agents import AGENTS
-from .cells import batch_size, check_group, checked_spec, group_batch_size, seed_block, timing_repeats
+from .cells import (batch_size, check_group, checked_spec, group_batch_size, run_identity, seed_block,
+                    timing_repeats)
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
 from .protocol import TIMED_PARTS, Setting, play
@@ -304,6 +307,58 @@ def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, ver
         for part, cols in zip(parts, res):
             part.append(_long_table(block, cps, cols, secs))
     return [_concat(p) for p in parts]
+
+
+def simulate_job(cell: dict, seeds: list, out, data_dir=None, device=None, checkpoint=None,
+                 checkpoint_every: float | None = None) -> None:
+    """One simulate job (``cli simulate``): ``cell`` (checked, :func:`cells.command_line_cell`) for a
+    block of ``seeds``, written as the .npz run file ``out`` with the cell's ``cell.json`` beside it.
+    ``device``: the agent's torch device (not part of the cell).  ``checkpoint``: the job's checkpoint
+    file (:func:`checkpoint.job_checkpoint`; not for a timing cell, which must run uninterrupted),
+    removed once the run file is written; a CheckpointError when the file is not this job's."""
+    from .checkpoint import job_checkpoint
+    from .joblogs import done_line
+    from .malloc import keep_freed_memory
+
+    keep_freed_memory()
+    t0, c0 = time.perf_counter(), time.process_time()
+    print(f"simulate {os.path.basename(os.path.dirname(out))}: seeds {seeds[0]}..{seeds[-1]}, "
+          f"T={cell.get('horizon', cell.get('experiment', {}).get('horizon'))}"
+          + (f", device {device}" if device else ""), file=sys.stderr, flush=True)
+    run = cell if not device else {**cell, "agent": {**cell["agent"], "device": device}}
+    ckpt = None
+    if checkpoint and cell.get("timing") != "unbatched" and "experiment" not in cell:
+        ckpt = job_checkpoint(checkpoint, str(run_identity(cell, seeds)["_identity"]), checkpoint_every)
+    _write_run(cell, seeds, simulate_columns(run, seeds, verbose=True, data_dir=data_dir, checkpoint=ckpt), out)
+    if ckpt is not None:
+        ckpt.remove()
+    print(done_line(t0, c0), file=sys.stderr)
+
+
+def simulate_group_job(cells: list, seeds: list, outs: list, data_dir=None) -> None:
+    """One job of a shared pass (``cli simulate-group``): the ``cells`` (one environment spec and
+    horizon) for a block of ``seeds``, one pass, one .npz run file per cell (``outs``, in order)."""
+    from .joblogs import done_line
+    from .malloc import keep_freed_memory
+
+    keep_freed_memory()
+    t0, c0 = time.perf_counter(), time.process_time()
+    print(f"simulate-group: {len(cells)} cells on {json.dumps(cells[0]['env'], sort_keys=True)}, seeds "
+          f"{seeds[0]}..{seeds[-1]}, T={cells[0]['horizon']}", file=sys.stderr, flush=True)
+    # the cells' keys, so that `timings` can share this job's time among them whatever the grouping
+    print(f"cells: {' '.join(os.path.basename(os.path.dirname(out)) for out in outs)}", file=sys.stderr,
+          flush=True)
+    for cell, cols, out in zip(cells, simulate_group_columns(cells, seeds, verbose=True, data_dir=data_dir), outs):
+        _write_run(cell, seeds, cols, out)
+    print(done_line(t0, c0), file=sys.stderr)
+
+
+def _write_run(cell: dict, seeds: list, cols: dict, out) -> None:
+    """The run file ``out`` of ``cell`` over ``seeds`` (its columns and identity) and ``cell.json`` beside it."""
+    from .atomic import write_columns_atomic, write_text_atomic
+
+    write_columns_atomic({**cols, **run_identity(cell, seeds)}, out)
+    write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
 
 
 def _blocks(seeds: list, size: int):

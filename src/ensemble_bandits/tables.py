@@ -12,7 +12,24 @@ import numpy as np
 
 class CacheError(RuntimeError):
     """A cached result (run file or aggregated table) cannot be read: delete it and rerun (the command
-    line adds the target that rebuilds it: cli._rebuild_hint)."""
+    line adds the target that rebuilds it: :func:`rebuild_hint`)."""
+
+
+def rebuild_hint(figure_path) -> str:
+    """After a damaged cache file (a run file or table of the figure resolved at ``figure_path``): the
+    targets that rebuild what it held (the figure's own PDF would find nothing to do while the old one
+    exists); empty without a readable figure."""
+    from .registry import FigureFileError, read_figure
+
+    if not figure_path:
+        return ""
+    try:
+        doc = read_figure(figure_path)
+    except FigureFileError:
+        return ""
+    scale, fid = doc["scale"], doc["id"]
+    return (f", then rebuild it and what follows from it: snakemake --cores 2 figures/{scale}/{fid}.pdf "
+            f"--forcerun aggregate --config scale={scale}")
 
 
 def _read_cached(path, read):
