@@ -22,9 +22,10 @@ def _figs(entries, config, scale, ids):
     return [registry.resolve(entries[i], scale, config["scales"]) for i in ids]
 
 
-def test_work_left_counts_a_shared_pass_job_once_and_archived_or_present_runs_not_at_all(entries, config):
-    shared = [i for i in sorted(entries) if entries[i].get("shared_pass")]
-    figs = _figs(entries, config, "default", shared)
+def test_work_left_counts_a_shared_pass_job_once_and_archived_or_present_runs_not_at_all(fixture_entries, config):
+    """On the fixture registry's shared-pass figures (tests/data/registry/figures/epp.yaml)."""
+    shared = [i for i in sorted(fixture_entries) if fixture_entries[i].get("shared_pass")]
+    figs = _figs(fixture_entries, config, "default", shared)
     groups = registry.shared_groups(figs, 64)
     alone = costs.work_left(figs, 50)
     grouped = costs.work_left(figs, 50, groups=groups)

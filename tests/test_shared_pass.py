@@ -1,5 +1,6 @@
 """The shared pass (ensemble_bandits.shared): several cells on one environment in one lockstep pass
-give, cell by cell, the run file of the per-cell run (every column but the wall time, bit for bit)."""
+give, cell by cell, the run file of the per-cell run (every column but the wall time, bit for bit).
+The figures are the fixture registry's shared-pass ones (tests/data/registry/figures/epp.yaml)."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,10 +22,10 @@ def _smoke_groups(entries, config, fids):
     return figs, registry.shared_groups(figs, 4)
 
 
-@pytest.mark.parametrize("fid", ["epp-fig2b", "epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"])
-def test_shared_pass_run_files_identical_to_per_cell_runs(entries, config, fid):
+@pytest.mark.parametrize("fid", ["epp-shared-finite", "epp-shared-sphere"])
+def test_shared_pass_run_files_identical_to_per_cell_runs(fixture_entries, config, fid):
     """Smoke grid of each figure: every group's shared pass against each cell run alone."""
-    figs, groups = _smoke_groups(entries, config, [fid])
+    figs, groups = _smoke_groups(fixture_entries, config, [fid])
     assert {k for g in groups for k in g["keys"]} == {s["key"] for s in figs[0]["series"]}
     seeds = range(figs[0]["seeds"])
     for group in groups:
@@ -118,30 +119,31 @@ def test_check_group_refuses_mixed_environments_and_timing_cells():
         check_group([a, dict(a, timing="unbatched")])
 
 
-def test_shared_groups_partition_the_opted_in_cells(entries, config):
-    figs = [registry.resolve(entries[f], "default", config["scales"]) for f in sorted(entries)]
-    groups = registry.shared_groups(figs, 7)
+def test_shared_groups_partition_the_opted_in_cells(fixture_entries, config):
+    figs = [registry.resolve(fixture_entries[f], "default", config["scales"]) for f in sorted(fixture_entries)]
+    groups = registry.shared_groups(figs, 2)
     keys = [k for g in groups for k in g["keys"]]
     assert len(keys) == len(set(keys))                           # each cell in one group
     wanted = {s["key"] for f in figs if f["entry"].get("shared_pass") for s in f["series"]}
     assert set(keys) == wanted and wanted
     for g in groups:
-        assert 1 <= len(g["keys"]) <= 7 and g["scale"] == "default"
+        assert 1 <= len(g["keys"]) <= 2 and g["scale"] == "default"
         check_group(g["cells"])
         assert [registry.cell_key(c) for c in g["cells"]] == g["keys"]
     opted = {f["id"] for f in figs if f["entry"].get("shared_pass")}
-    assert opted == {"epp-fig2b", "epp-fig8a", "epp-fig8b", "epp-fig8c", "epp-fig8d", "epp-fig8e"}
+    assert opted == {"epp-shared-finite", "epp-shared-sphere"}
+    assert max(len(g["keys"]) for g in groups) == 2              # a panel's 5 cells split into groups of 2
 
 
-def test_cost_model_knows_the_shared_pass(entries, config):
+def test_cost_model_knows_the_shared_pass(fixture_entries, config):
     """A shared pass makes the finite-arm cells cheaper, never dearer; the sphere cells cost the same."""
-    fig = registry.resolve(entries["epp-fig8b"], "paper", config["scales"])
+    fig = registry.resolve(fixture_entries["epp-shared-finite"], "paper", config["scales"])
     alone = {s["key"]: costs.cell_cost_seconds(s["cell"], 50) for s in fig["series"]}
     together = costs.run_costs([fig], 50)
     for path, c in together.items():
         key = path.split("/")[3]
         assert c < alone[key]
-    sphere = registry.resolve(entries["epp-fig8c"], "paper", config["scales"])
+    sphere = registry.resolve(fixture_entries["epp-shared-sphere"], "paper", config["scales"])
     for s in sphere["series"][:3]:
         assert costs.cell_cost_seconds(s["cell"], 50, shared=True) == costs.cell_cost_seconds(s["cell"], 50)
 
