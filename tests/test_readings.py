@@ -1,4 +1,7 @@
-"""Readings (ensemble_bandits.readings): labelled alternatives decided beside the paper's text."""
+"""Readings (ensemble_bandits.readings): labelled alternatives decided beside the paper's text.
+
+The registry's readings are the fixture registry's (tests/data/registry/figures/glmes.yaml:
+glmes-readings), except in the test of the live registry's pending timing readings, marked as such."""
 from __future__ import annotations
 
 import copy
@@ -19,27 +22,28 @@ def _without_readings(entry):
     return {k: v for k, v in entry.items() if k != "readings"}
 
 
-def test_readings_add_cells_and_leave_the_primary_ones_unchanged(entries, config):
-    entry = entries["glmes-fig1b"]
-    assert "once" in entry["readings"]
+def test_readings_add_cells_and_leave_the_primary_ones_unchanged(fixture_entries, config):
+    entry = fixture_entries["glmes-readings"]
+    assert "phe-ridge" in entry["readings"]
+    ours = ["LinPHE (a = 2) [LinPHE ridge 0.001]", "LinPHE (a = 1) [LinPHE ridge 0.001]"]
     for scale in registry.SCALES:
         plain = registry.resolve(_without_readings(entry), scale, config["scales"])
         fig = registry.resolve(entry, scale, config["scales"])
         primary = [s for s in fig["series"] if "reading" not in s]
         assert primary == plain["series"]
-        extra = [s for s in fig["series"] if "reading" in s]
-        assert [s["curve"] for s in extra] == ["GLM-ES-DT100 [warm-up once]", "GLM-ES-DT300 [warm-up once]"]
-        assert all(s["cell"]["agent"]["dt_warmup"] == "once" for s in extra)
+        extra = [s for s in fig["series"] if s.get("reading") == "phe-ridge"]
+        assert [s["curve"] for s in extra] == ours * 2                       # on each of the two panels
+        assert all(s["cell"]["agent"]["lam"] == 0.001 for s in extra)
         assert not {s["key"] for s in extra} & {s["key"] for s in primary}
-        assert fig["curves"][-2:] == [s["curve"] for s in extra]
+        assert fig["curves"][len(plain["curves"]):][:2] == ours
 
 
-def test_a_readings_run_is_the_same_alone_in_a_batch_or_split(entries, config):
+def test_a_readings_run_is_the_same_alone_in_a_batch_or_split(fixture_entries, config):
     """A reading's cell is an ordinary cell: its seeds' numbers do not depend on what ran with them."""
-    fig = registry.resolve(entries["glmes-fig1b"], "smoke", config["scales"])
-    cell = next(s["cell"] for s in fig["series"] if s.get("reading") == "once")
+    fig = registry.resolve(fixture_entries["glmes-readings"], "smoke", config["scales"])
+    cell = next(s["cell"] for s in fig["series"] if s.get("reading") == "phe-ridge")
     cell = dict(cell, horizon=120)
-    primary = next(s["cell"] for s in fig["series"] if s["curve"] == "GLM-ES-DT100")
+    primary = next(s["cell"] for s in fig["series"] if s["curve"] == "LinPHE (a = 2)")
     runner.simulate_columns(dict(primary, horizon=120), [0, 1])           # the primary first, same process
     together = runner.simulate_columns(cell, [0, 1, 2])
     alone = [runner.simulate_columns(cell, [s]) for s in (2, 0, 1)]
@@ -162,46 +166,43 @@ def test_reading_rows_replace_only_the_curves_the_reading_changes():
     assert readings.primary_rows(table)[lambda d: d["curve"] == "A"]["regret"].mean() > 95
 
 
-def test_readings_change_each_panel_as_they_say_and_reach_the_agents(entries, config):
-    """epp-fig9a's readings: the code's G = 4 and ours (G = 4, lr 1e-3) on the Quadratic panel; the code's
-    G = 20 on the Vector-quadratic one (its own cells; none while it is marked pending); nothing on the
-    Neural panel (which already runs the code's values); every other hyper-parameter as the primary's, and
+def test_readings_change_each_panel_as_they_say_and_reach_the_agents(fixture_entries, config):
+    """glmes-readings' ``ridge`` reading: ridge 0.1 on the d = 3 panel only (its own cells; none while it
+    is marked pending); ``phe-ridge`` on every panel; every other hyper-parameter as the primary's, and
     the value reaches the agent."""
     from ensemble_bandits.runner import make_agent, make_env
 
-    entry = copy.deepcopy(entries["epp-fig9a"])
-    entry["readings"]["code-vector"]["pending"] = "not run yet"
-    assert not any(s.get("reading") == "code-vector"
+    entry = copy.deepcopy(fixture_entries["glmes-readings"])
+    entry["readings"]["ridge"]["pending"] = "not run yet"
+    assert not any(s.get("reading") == "ridge"
                    for s in registry.resolve(entry, "smoke", config["scales"])["series"])
-    del entry["readings"]["code-vector"]["pending"]
+    del entry["readings"]["ridge"]["pending"]
     fig = registry.resolve(entry, "smoke", config["scales"])
     by_panel = {}
     for s in fig["series"]:
-        if "reading" in s:
-            by_panel.setdefault((s["reading"], s["panel"]), set()).add((s["cell"]["agent"]["G"], s["cell"]["agent"].get("lr")))
-    assert by_panel == {("code", "Quadratic"): {(4, None)}, ("converging", "Quadratic"): {(4, 0.001)},
-                        ("code-vector", "Vector quadratic"): {(20, None)}}
+        if s.get("reading") in ("ridge", "phe-ridge"):
+            by_panel.setdefault((s["reading"], s["panel"]), set()).add(s["cell"]["agent"]["lam"])
+    assert by_panel == {("ridge", "d = 3"): {0.1}, ("phe-ridge", "d = 2"): {0.001}, ("phe-ridge", "d = 3"): {0.001}}
     primary = {(s["panel"], s["curve"]): s["cell"] for s in fig["series"] if "reading" not in s}
-    extra = [s for s in fig["series"] if "reading" in s]
+    extra = [s for s in fig["series"] if s.get("reading") in ("ridge", "phe-ridge")]
     for s in extra:
         base = primary[s["panel"], s["base_curve"]]
-        assert {k: v for k, v in s["cell"]["agent"].items() if k not in ("G", "lr")} == base["agent"]
+        assert {k: v for k, v in s["cell"]["agent"].items() if k != "lam"} == \
+            {k: v for k, v in base["agent"].items() if k != "lam"}
         assert s["cell"]["env"] == base["env"]
-    cell = extra[-1]["cell"]
+    cell = next(s["cell"] for s in extra if s["reading"] == "ridge" and s["base_curve"] == "LinUCB")
     env = make_env(cell["env"], [0])
-    assert make_agent(cell["agent"], env, [0], 10).G == 20
+    assert make_agent(cell["agent"], env, [0], 10).lam == 0.1
 
 
-def test_override_groups_change_each_curve_as_they_say(entries, config):
-    """epp-fig3b's code reading, one override group per method: Ensemble++ ranks by the raw logit,
-    Ensemble+ by the largest logit, EpiNet takes softmax before the cross-entropy, and every group
-    (Greedy's too) runs the environment at temperature 1.0."""
-    fig = registry.resolve(entries["epp-fig3b"], "smoke", config["scales"])
-    extra = {s["base_curve"]: s["cell"] for s in fig["series"] if s.get("reading") == "code"}
-    assert {c: {k: v for k, v in cell["agent"].items() if k in ("rank_by", "loss")} for c, cell in extra.items()} == {
-        "Ensemble++": {"rank_by": "logit", "loss": "ce"}, "Ensemble+": {"rank_by": "max_logit", "loss": "ce"},
-        "EpiNet": {"loss": "ce_softmax"}, "Greedy": {"loss": "ce"}}
-    assert all(cell["env"]["temperature"] == 1.0 for cell in extra.values())
+def test_override_groups_change_each_curve_as_they_say(fixture_entries, config):
+    """glmes-readings' ``groups`` reading, one override group per method: LinUCB's R 0.25, LinPHE's
+    ridge 0.01, and every group runs the environment on 7 arms."""
+    fig = registry.resolve(fixture_entries["glmes-readings"], "smoke", config["scales"])
+    extra = {(s["panel"], s["base_curve"]): s["cell"] for s in fig["series"] if s.get("reading") == "groups"}
+    assert len(extra) == 6 and all(cell["env"]["n_arms"] == 7 for cell in extra.values())
+    assert {c: (cell["agent"].get("R"), cell["agent"]["lam"]) for (p, c), cell in extra.items() if p == "d = 3"} == {
+        "LinUCB": (0.25, 1.0), "LinPHE (a = 2)": (None, 0.01), "LinPHE (a = 1)": (None, 0.01)}
 
 
 @pytest.mark.parametrize("fid,name,curve,override", [
@@ -209,7 +210,7 @@ def test_override_groups_change_each_curve_as_they_say(entries, config):
     ("glmes-fig1c", "per-datum", "GLM-FPL", {"per_datum": True}),
 ])
 def test_timing_readings_prepared_for_an_idle_machine(entries, config, fid, name, curve, override):
-    """The two pending timing readings (docs/performance.md, "Timing runs prepared for an idle machine"):
+    """The live registry as data: the two pending timing readings (docs/performance.md, "Timing runs prepared for an idle machine"):
     per panel, the curve's timed cell again with the override, a valid cell the workflow can run by key,
     and the claims decided with it in place of the curve once it has run."""
     from ensemble_bandits import cells
