@@ -210,9 +210,13 @@ def test_values_two_panels_of_one_label_are_refused(tmp_path):
         registry.resolve(entries["lines-x"], "paper", {})
 
 
-def test_values_one_label_over_a_grid_stays_one_curve(entries):
-    fig = registry.resolve(entries["lines-msweep"], "smoke", {})
-    assert fig["curves"].count("ES (uniform)") == 1 and len(fig["series"]) > 3
+def test_values_one_label_over_a_grid_stays_one_curve(fixture_entries):
+    """A curve whose label names none of its grid's variables (the fixture's LinPHE over a = 2, 1)
+    stays one curve of several series."""
+    entry = copy.deepcopy(fixture_entries["phe-regret"])
+    entry["curves"][1]["label"] = "LinPHE"
+    fig = registry.resolve(entry, "smoke", {})
+    assert fig["curves"] == ["LinUCB", "LinPHE"] and sum(s["curve"] == "LinPHE" for s in fig["series"]) == 4
 
 
 def test_values_a_claim_id_given_twice_is_refused(tmp_path):

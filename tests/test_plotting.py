@@ -435,16 +435,16 @@ def test_the_declared_plot_options_are_what_the_drawing_code_reads():
     assert set(plot_options.OPTIONS) == set(plotting.KINDS)
 
 
-def test_a_misspelt_plot_option_or_static_table_fails_before_any_job(entries, config):
+def test_a_misspelt_plot_option_or_static_table_fails_before_any_job(fixture_entries, config):
     from ensemble_bandits import registry, validation
     from ensemble_bandits.registry import RegistryError
 
-    entry = dict(entries["phe-fig1"], plot={"legnd_loc": "outside"})
+    entry = dict(fixture_entries["phe-regret"], plot={"legnd_loc": "outside"})
     fig = registry.resolve(entry, "smoke", config["scales"])
-    with pytest.raises(RegistryError, match=r"figure 'phe-fig1': plot option\(s\) \['legnd_loc'\] are not read by plot "
+    with pytest.raises(RegistryError, match=r"figure 'phe-regret': plot option\(s\) \['legnd_loc'\] are not read by plot "
                                             r"kind 'regret_curves'; its options: alpha, band_style, black, "):
         validation.check_figure(entry, fig, config["scales"])
-    entry = dict(entries["phe-tab1"], static={"name": "nope"})
+    entry = {k: v for k, v in fixture_entries["phe-timing"].items() if k != "derive"} | {"static": {"name": "nope"}}
     fig = registry.resolve(entry, "smoke", config["scales"])
-    with pytest.raises(RegistryError, match=r"figure 'phe-tab1': unknown static table 'nope'; known: "):
+    with pytest.raises(RegistryError, match=r"figure 'phe-timing': unknown static table 'nope'; known: "):
         validation.check_figure(entry, fig, config["scales"])
