@@ -680,6 +680,8 @@ def test_fig3b_checks_refuse_a_b_grid_per_t0(check, args):
 
 
 def test_fig3b_claims_on_the_real_table(entries):
+    """The live registry as data: glmes-fig3b's claims, as the live registry states them, reproduced on the table the
+    paper's constants give."""
     table = doubling_constant_curves()
     assert table.groupby("T0")["b"].apply(tuple).nunique() == 1          # one b grid for every T0
     results = {r["id"]: r for r in claims.evaluate(entries["glmes-fig3b"], table)}

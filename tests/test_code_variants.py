@@ -246,6 +246,8 @@ def test_an_unknown_choice_is_refused_before_any_job(name, key, value, allowed):
 
 @pytest.mark.parametrize("fid", ["epp-fig3b", "epp-fig10"])
 def test_the_code_reading_runs_every_method_as_the_authors_code(fid, entries, config):
+    """The live registry as data: the live entries' `code` readings (epp-fig3b, epp-fig10) run every method as the
+    authors' code does."""
     expect = {"ensemble_pp_neural": {"rank_by": "logit"}, "ensemble_plus": {"rank_by": "max_logit"},
               "epinet": {"loss": "ce_softmax"}, "greedy_neural": {}}
     for scale in registry.SCALES:

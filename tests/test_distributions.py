@@ -209,6 +209,8 @@ def test_check_spec_accepts_applicable(spec):
 
 
 def test_every_registered_cell_gives_each_family_only_its_own_parameters(entries, config):
+    """The live registry as data: every cell of every live figure, at every scale, gives each distribution family only
+    its own parameters."""
     from ensemble_bandits.coupling import EXPERIMENTS
 
     n = 0
@@ -228,7 +230,9 @@ def test_every_registered_cell_gives_each_family_only_its_own_parameters(entries
 
 
 def test_lines_dist_rademacher_is_rademacher(entries, config):
-    """The lines-dist variants: only the binomial takes binomial_n, so the Rademacher and binomial
+    """The live registry as data.
+
+    The lines-dist variants: only the binomial takes binomial_n, so the Rademacher and binomial
     cells differ, and each family's agents draw their own law."""
     fig = registry.resolve(entries["lines-dist"], "paper", config["scales"])
     cells = {s["curve"]: s["cell"] for s in fig["series"]}

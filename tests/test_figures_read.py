@@ -48,7 +48,9 @@ def _lab(color):
 
 
 def test_the_methods_of_one_figure_have_colours_a_reader_tells_apart(entries, config):
-    """Every two method families that share a figure differ by a CIELAB distance of at least 25 (about
+    """The live registry as data.
+
+    Every two method families that share a figure differ by a CIELAB distance of at least 25 (about
     ten just-noticeable differences; the palette's pink and purple, 21 apart, read as one method
     in epp-fig15 at print size)."""
     checked = 0
@@ -79,7 +81,9 @@ def colour_clashes(spec: dict, styles: dict, min_delta: float = 25.0) -> list:
 
 
 def test_the_curves_of_two_methods_are_drawn_in_colours_a_reader_tells_apart(entries, config):
-    """Not only the families' base colours: every two curves of different methods in a figure, as drawn
+    """The live registry as data.
+
+    Not only the families' base colours: every two curves of different methods in a figure, as drawn
     (an agent's further curves take shades of its colour), are 25 apart in CIELAB. The old phe-fig1
     failed here: LinPHE (a = 1), a light shade of the perturbed-history vermillion, was 21.9 from
     LinTS's orange."""
@@ -91,6 +95,7 @@ def test_the_curves_of_two_methods_are_drawn_in_colours_a_reader_tells_apart(ent
 
 
 def test_a_method_keeps_its_colour_in_every_figure(entries, config):
+    """The live registry as data: a method keeps its colour in every live figure drawn by method."""
     figs = _method_figures(entries, config)
     seen, compared = {}, 0
     for fid, spec, styles in figs:
@@ -322,6 +327,8 @@ def test_tables_name_their_columns_and_round_to_three_digits():
 
 
 def test_the_papers_stated_numbers_are_drawn_beside_ours_and_marked(entries):
+    """The live registry as data: the live registry states paper values somewhere; a table draws them beside ours,
+    marked."""
     assert any(e.get("paper_values") for e in entries.values())
     df = pd.DataFrame({"curve": ["LinTS, one run at a time", "LinTS, batched"], "seconds_median": [0.35, 0.01]})
     spec = {"paper_values": [{"label": "run times", "quote": "q", "column": "paper's s / run",

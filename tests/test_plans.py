@@ -92,6 +92,8 @@ def test_a_claim_the_look_rule_cannot_decide_is_refused_but_after_round_is_a_hor
 
 
 def test_the_registry_plans_the_six_underpowered_findings_on_fresh_seeds_and_the_neural_figures_in_looks(entries):
+    """The live registry as data: the live registry's plans: the six underpowered findings on fresh seeds, the neural
+    figures in looks."""
     fresh = {(fid, s.claims, s.start, s.n) for fid, e in entries.items() for s in plans.studies(e) if s.fresh}
     assert fresh == {("phe-fig2", ("posterior",), 100, (44, 88, 176, 352)),
                      ("lines-gauss-ts", ("remark5-ts",), 300, (100, 200, 400, 800)),
@@ -168,7 +170,9 @@ def paper_records():
 
 
 def test_without_looks_the_committed_records_report_as_before(entries, paper_records):
-    """A plan that has not run changes nothing but its own claims' "next look planned": the report of
+    """The live registry as data.
+
+    A plan that has not run changes nothing but its own claims' "next look planned": the report of
     the committed records with the registry's plans equals, once those notes are removed, the report
     with no plans at all (no figure without looks changes)."""
     noted = report.with_registry_notes(paper_records, entries)
@@ -264,7 +268,8 @@ def test_the_report_says_at_which_look_a_claim_was_decided(look_status, look, wo
 
 
 def test_the_docs_table_of_the_plans_states_the_cost_models_cpu_time(entries, config):
-    """docs/sequential.md lists each registry plan with its CPU time per look: the cost model's."""
+    """The live registry as data: docs/sequential.md lists each registry plan with its CPU time per look: the cost
+    model's."""
     import re
 
     text = (ROOT / "docs" / "sequential.md").read_text(encoding="utf-8")
@@ -356,7 +361,9 @@ def test_the_looks_that_decide_a_claim_are_part_of_its_rule():
 
 
 def test_the_reports_planned_look_costs_follow_a_seeds_per_job_override(entries, paper_records, config):
-    """`--config seeds_per_job=...` reaches `cli report` (report.smk passes it): a planned look's
+    """The live registry as data.
+
+    `--config seeds_per_job=...` reaches `cli report` (report.smk passes it): a planned look's
     cost is counted in jobs of that many seeds, not the config file's."""
     from ensemble_bandits import report
 
