@@ -313,10 +313,13 @@ def test_a_key_twice_in_the_config_schema_names_the_file_and_both_lines(tmp_path
 # registry files and entries, in process, as common.smk loads and resolves them (G*, V*, K13)
 
 
+FIXTURE_FIGURES = ROOT / "tests" / "data" / "registry" / "figures"     # the fixture registry's files
+
+
 def edited_registry(tmp_path, name, fid, old, new):
-    """config/figures/<name> alone in a scratch config dir, ``old`` replaced by ``new`` once inside
-    the entry ``fid`` (as a user edits the file)."""
-    text = (ROOT / "config" / "figures" / name).read_text(encoding="utf-8")
+    """The fixture registry's figures/<name> (tests/data/registry) alone in a scratch config dir, ``old``
+    replaced by ``new`` once inside the entry ``fid`` (as a user edits the file)."""
+    text = (FIXTURE_FIGURES / name).read_text(encoding="utf-8")
     start = text.index(f"\n{fid}:\n")
     end = text.find("\n\n", start + 2)
     end = len(text) if end < 0 else end
@@ -357,7 +360,7 @@ def test_a_bad_registry_entry_is_refused_at_load_naming_it(tmp_path, text, messa
 @pytest.mark.parametrize("case", [pytest.param("G09", id="G09")])
 def test_an_empty_registry_file_adds_nothing(tmp_path, case):
     cfg = _registry_dir(tmp_path, "")
-    shutil.copy(ROOT / "config" / "figures" / "lines.yaml", cfg / "figures" / "lines.yaml")
+    shutil.copy(FIXTURE_FIGURES / "lines.yaml", cfg / "figures" / "lines.yaml")
     loaded = registry.load_registry(cfg, REGISTRY_SCHEMA)
     assert loaded and all(fid.startswith("lines-") for fid in loaded)
 
@@ -377,8 +380,8 @@ def test_an_anchor_typo_names_the_file_the_alias_and_the_line(tmp_path, case):
 
 
 SCHEMA_EDITS = [  # (id, file, figure, old, new, the message's tail)
-    ("G13", "lines.yaml", "lines-gauss-ts", "smoke: {seeds: 4, horizon: 200}", "smoke: {seeds: 4, horizn: 200}",
-     "figure 'lines-gauss-ts', key scales/smoke: Additional properties are not allowed ('horizn' was unexpected)"),
+    ("G13", "lines.yaml", "lines-audit", "smoke: {seeds: 4, horizon: 20", "smoke: {seeds: 4, horizn: 20",
+     "figure 'lines-audit', key scales/smoke: Additional properties are not allowed ('horizn' was unexpected)"),
 ]
 
 
@@ -391,13 +394,8 @@ def test_a_schema_error_in_a_scale_override_names_the_key(tmp_path, name, fid, o
 
 @pytest.mark.parametrize("case", [pytest.param("G14", id="G14")])
 def test_an_empty_grid_in_a_scale_override_is_refused(tmp_path, case):
-    text = (ROOT / "config" / "figures" / "epp.yaml").read_text(encoding="utf-8")
-    section = text[text.index("\nepp-fig2a:\n"):]
-    section = section[:section.find("\n\n", 2)]
-    m = re.search(r"smoke: \{([^\n]*?)grid: \{M: \[[^\]]*\]", section)
-    assert m, "epp-fig2a has no smoke grid override of M any more"
-    cfg = edited_registry(tmp_path, "epp.yaml", "epp-fig2a", m.group(0), m.group(0)[:m.group(0).index("[")] + "[]")
-    with pytest.raises(RegistryError, match=r"figure 'epp-fig2a', key scales/smoke/grid/M: \[\] should be non-empty"):
+    cfg = edited_registry(tmp_path, "lines.yaml", "lines-audit", "grid: {a: [2]}", "grid: {a: []}")
+    with pytest.raises(RegistryError, match=r"figure 'lines-audit', key scales/smoke/grid/a: \[\] should be non-empty"):
         registry.load_registry(cfg, REGISTRY_SCHEMA)
 
 
@@ -417,13 +415,12 @@ def test_a_curve_restricted_to_a_missing_panel_is_refused_naming_the_panel(fixtu
 
 @pytest.mark.parametrize("case", [pytest.param("V04", id="V04")])
 def test_a_word_for_a_number_is_refused_naming_the_curve(tmp_path, config, case):
-    cfg = edited_registry(tmp_path, "lines.yaml", "lines-gauss-ts", "name: glinphe, lam: 1.0",
-                          "name: glinphe, lam: one")
-    entry = registry.load_registry(cfg, REGISTRY_SCHEMA)["lines-gauss-ts"]
+    cfg = edited_registry(tmp_path, "lines.yaml", "lines-audit", "name: linucb, lam: 1.0", "name: linucb, lam: one")
+    entry = registry.load_registry(cfg, REGISTRY_SCHEMA)["lines-audit"]
     with pytest.raises(RegistryError) as err:
         dag_check(entry, config)
-    assert str(err.value) == ("figure 'lines-gauss-ts', panel 'd = 10, K = 100', curve 'generalised LinPHE "
-                              "(Gaussian)': agent 'glinphe': hyper-parameter lam = 'one' is not allowed: a number")
+    assert str(err.value) == ("figure 'lines-audit', panel 'd = 2', curve 'LinUCB': agent 'linucb': "
+                              "hyper-parameter lam = 'one' is not allowed: a number")
 
 
 @pytest.mark.parametrize("cell", [pytest.param({"env": {"name": "russo_finite", "d": 5, "n_arms": 10},
@@ -436,12 +433,12 @@ def test_an_ensemble_size_written_as_a_string_is_refused(cell):
 
 @pytest.mark.parametrize("case", [pytest.param("K13", id="K13")])
 def test_a_misspelt_claim_argument_of_a_paper_figure_is_refused_before_any_job(tmp_path, config, case):
-    """The typo that once made a failing claims job delete a committed paper-scale record."""
-    cfg = edited_registry(tmp_path, "glmes.yaml", "glmes-fig3b", "expected: 3.3, tol: 0.05",
-                          "expected: 3.3, toll: 0.05")
-    entry = registry.load_registry(cfg, REGISTRY_SCHEMA)["glmes-fig3b"]
-    with pytest.raises(RegistryError, match=r"glmes-fig3b: claim 'l-value': check 'value_close' has no argument\(s\) "
-                                            r"\['toll'\]; its arguments: .*\btol\b"):
+    """The typo that once made a failing claims job delete a committed paper-scale record (glmes-fig3b's
+    ``toll``), here in the fixture figure's claim."""
+    cfg = edited_registry(tmp_path, "lines.yaml", "lines-audit", "threshold: 0.8", "threshhold: 0.8")
+    entry = registry.load_registry(cfg, REGISTRY_SCHEMA)["lines-audit"]
+    with pytest.raises(RegistryError, match=r"lines-audit: claim 'ucb-slower': check 'rate_ratio' has no argument\(s\) "
+                                            r"\['threshhold'\]; its arguments: .*\bthreshold\b"):
         dag_check(entry, config, "paper")
 
 
