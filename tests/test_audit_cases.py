@@ -367,15 +367,15 @@ def test_an_empty_registry_file_adds_nothing(tmp_path, case):
 
 @pytest.mark.parametrize("case", [pytest.param("G10", id="G10")])
 def test_an_anchor_typo_names_the_file_the_alias_and_the_line(tmp_path, case):
-    text = (ROOT / "config" / "figures" / "epp.yaml").read_text(encoding="utf-8")
+    text = (FIXTURE_FIGURES / "lines.yaml").read_text(encoding="utf-8")
     alias = re.search(r"(?m)^ *(?:- |<<: )\*([\w-]+)", text)
-    assert alias, "epp.yaml uses no YAML alias any more: pick another anchor"
+    assert alias, "the fixture's lines.yaml uses no YAML alias any more: pick another anchor"
     line = text[:alias.start(1)].count("\n") + 1
     bad = text[:alias.end()] + "x" + text[alias.end():]
-    cfg = _registry_dir(tmp_path, bad, "epp.yaml")
+    cfg = _registry_dir(tmp_path, bad, "lines.yaml")
     # libyaml (registry._StrictLoader when built with it) names the line and column, not the alias
-    with pytest.raises(RegistryError, match=rf"(?s)epp\.yaml: not valid YAML: found undefined alias"
-                                            rf"( '?{alias.group(1)}x'?)?\s.*epp\.yaml\", line {line}, column "):
+    with pytest.raises(RegistryError, match=rf"(?s)lines\.yaml: not valid YAML: found undefined alias"
+                                            rf"( '?{alias.group(1)}x'?)?\s.*lines\.yaml\", line {line}, column "):
         registry.load_registry(cfg, REGISTRY_SCHEMA)
 
 
