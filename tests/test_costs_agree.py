@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ensemble_bandits import costs, registry
+from ensemble_bandits import costs, paths, registry
 from helpers import copy_project, timeout_s
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +39,21 @@ def test_work_left_counts_a_shared_pass_job_once_and_archived_or_present_runs_no
     own = {p for p in costs.run_costs(figs[:1], 50)}
     assert set(fewer["runs"]) == set(alone["runs"]) - own or len(figs) == 1
     assert costs.work_left(figs, 50, exists=lambda p: True)["jobs"] == 0
+
+
+def test_an_archive_holding_a_cells_first_seeds_leaves_the_later_blocks_to_run(fixture_entries, config):
+    """As the DAG does (uncovered_runs): an archive of a cell's first n seeds covers the blocks that
+    start before n, and the blocks after it are run and cost (a figure at look 1 of its plan, or a
+    fresh study's seeds)."""
+    fig = _figs(fixture_entries, config, "default", sorted(fixture_entries)[:1])[0]
+    every = costs.work_left([fig], 1)
+    key = {paths.run_key(p) for p in every["runs"]}.pop()
+    blocks = sorted(paths.run_seeds(p)[0] for p in every["runs"] if paths.run_key(p) == key)
+    assert len(blocks) > 1, blocks
+    part = costs.work_left([fig], 1, covered={fig["id"]: {key: blocks[1]}})
+    assert sorted(set(every["runs"]) - set(part["runs"])) == sorted(
+        p for p in every["runs"] if paths.run_key(p) == key and paths.run_seeds(p)[0] < blocks[1])
+    assert costs.work_left([fig], 1, covered={fig["id"]: {key}})["jobs"] == every["jobs"] - len(blocks)
 
 
 def _numbers(text: str, what: str):

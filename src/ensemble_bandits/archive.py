@@ -339,12 +339,34 @@ def scale_sources(fig: dict, scale: str, use: bool = True) -> list:
 
 
 def covered_keys(figs: list, scale: str, use: bool = True) -> dict:
-    """Figure id -> the cell keys its committed archives supply (:func:`scale_sources`; a figure whose
-    own archive is unreadable gets none: it is simulated, and its build names the damage)."""
+    """Figure id -> {cell key: seeds} its committed archives supply (:func:`scale_sources`; a figure
+    whose own archive is unreadable gets none: it is simulated, and its build names the damage)."""
     out = {}
     for fig in figs:
         try:
-            out[fig["id"]] = {k for _, keys in scale_sources(fig, scale, use) for k in keys}
+            out[fig["id"]] = held_seeds(scale_sources(fig, scale, use))
         except ArchiveError:
-            out[fig["id"]] = set()
+            out[fig["id"]] = {}
     return out
+
+
+def current_ids(figs: list, scale: str, use: bool = True) -> set:
+    """Ids of ``figs`` whose own committed archive supplies cells (their committed outputs stand:
+    costs.work_left)."""
+    out = set()
+    for fig in figs:
+        try:
+            if any(_own(path, fig) for path, _ in scale_sources(fig, scale, use)):
+                out.add(fig["id"])
+        except ArchiveError:
+            pass
+    return out
+
+
+def held_seeds(sources) -> dict:
+    """{cell key: seeds} that the archives ``sources`` ([(path, {key: seeds})]) supply together."""
+    held = {}
+    for _, keys in sources:
+        for k, n in keys.items():
+            held[k] = max(held.get(k, 0), n)
+    return held

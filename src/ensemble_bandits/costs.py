@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .calibration import constants
-from .paths import run_file, run_key
+from .paths import run_file, run_key, run_seeds
 from .registry import figure_runs, series_blocks, shared_cells
 
 
@@ -107,32 +107,46 @@ def format_cpu_time(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def work_left(figs: list, per_job: int, covered=None, exists=None, groups=()) -> dict:
+def work_left(figs: list, per_job: int, covered=None, exists=None, groups=(), current=()) -> dict:
     """The simulations a run of the resolved ``figs`` still has to do, as the workflow's DAG holds
     them: the one cost function behind ``cli estimate``, ``cli progress`` and the workflow's notice.
-    ``covered``: figure id -> the cell keys its committed archives supply (those cost nothing);
+    ``covered``: figure id -> {cell key: seeds} its committed archives supply (a set of keys: every
+    seed; the blocks before those seeds cost nothing, the later ones are run, as the DAG runs them);
     ``exists``: whether a run file is present (present ones cost nothing); ``groups``: the shared-pass
-    groups (registry.shared_groups), whose cells' run files of one seed block are one job.  Returns
-    {"runs": {run file: CPU seconds}, "cells", "jobs" (simulation jobs: simulate and simulate_group),
-    "seconds"}."""
+    groups (registry.shared_groups), whose cells' run files of one seed block are one job;
+    ``current``: ids whose committed outputs stand (their own archive is committed): Snakemake rebuilds
+    one only when a run file it reads is made for another figure (then all its runs), so until then its
+    runs cost nothing.  Returns {"runs": {run file: CPU seconds}, "cells", "jobs" (simulation jobs:
+    simulate and simulate_group), "seconds"}."""
     every = run_costs(figs, per_job)
-    runs = {}
-    for fig in figs:
-        free = (covered or {}).get(fig["id"], ())
-        for path in figure_runs(fig, per_job):
-            if path not in runs and run_key(path) not in free and not (exists and exists(path)):
-                runs[path] = every[path]
+
+    def uncovered(fig):
+        held = (covered or {}).get(fig["id"], {})
+        held = held if isinstance(held, dict) else dict.fromkeys(held, float("inf"))
+        return [p for p in figure_runs(fig, per_job)
+                if run_seeds(p)[0] >= held.get(run_key(p), 0) and not (exists and exists(p))]
+
+    need = {fig["id"]: uncovered(fig) for fig in figs}
+    built = {fid for fid in need if fid not in set(current)}
+    while True:
+        made = {p for fid in built for p in need[fid]}
+        more = {fid for fid in need if fid not in built and made & set(need[fid])}
+        if not more:
+            break
+        built |= more
+    runs = {p: every[p] for fid in need if fid in built for p in need[fid]}
     group_of = {(g["scale"], key): g["id"] for g in groups for key in g["keys"]}
     jobs = {(group_of.get((Path(p).parts[1], run_key(p)), run_key(p)), Path(p).name) for p in runs}
     return {"runs": runs, "cells": len({run_key(p) for p in runs}), "jobs": len(jobs),
             "seconds": float(sum(runs.values()))}
 
 
-def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S, covered=None, groups=()):
+def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S, covered=None, groups=(),
+                current=()):
     """The workflow's one-line warning before an expensive run: the estimated CPU time and job
     count of the simulations ``figs`` still need (:func:`work_left`: run files present, or cells
     committed archives supply, are not counted), or None when that is below ``threshold`` seconds."""
-    left = work_left(figs, per_job, covered, exists, groups)
+    left = work_left(figs, per_job, covered, exists, groups, current)
     if left["seconds"] < threshold:
         return None
     costs = left["runs"]

@@ -21,13 +21,13 @@ def progress_report(plan: dict, scale: str, cores: int, show_all: bool, recent: 
     print(f"{'figure':16s} {'run files':>10s} {'done':>6s} {'left (model)':>13s}")
     for fig in figs:
         runs = registry.figure_runs(fig, per_job)
-        mine = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
+        mine = costs.work_left([fig], per_job, plan["covered"], os.path.exists, current=plan["current"])
         have = len(runs) - len(mine["runs"])
         need_all, have_all = need_all + len(runs), have_all + have
         if runs and (have < len(runs) or show_all):
             print(f"{fig['id']:16s} {len(runs):10,d} {100 * have / len(runs):5.0f}% "
                   f"{costs.format_cpu_time(mine['seconds']):>13s}")
-    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"], plan["current"])
     rest = left["seconds"]
     print(f"{'total':16s} {need_all:10,d} {100 * have_all / max(need_all, 1):5.0f}% {costs.format_cpu_time(rest):>13s}"
           f"  (run files, or cells in a committed archive){'' if show_all else '; complete figures are not listed (--all lists them)'}")
@@ -54,12 +54,12 @@ def estimate_report(plan: dict, scale: str) -> None:
     print(f"{'figure':16s} {'cells':>7s} {'run files':>9s} {'est. CPU':>10s} {'to run':>10s}")
     for fig in figs:
         row = costs.cost_summary(costs.run_costs([fig], per_job))
-        left = costs.work_left([fig], per_job, plan["covered"], os.path.exists)
+        left = costs.work_left([fig], per_job, plan["covered"], os.path.exists, current=plan["current"])
         cpu = costs.format_cpu_time(row["seconds"]) if row["jobs"] else "-"
         todo = costs.format_cpu_time(left["seconds"]) if left["runs"] else "-"
         print(f"{fig['id']:16s} {row['cells']:7,d} {row['jobs']:9,d} {cpu:>10s} {todo:>10s}")
     total = costs.cost_summary(costs.run_costs(figs, per_job))
-    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"])
+    left = costs.work_left(figs, per_job, plan["covered"], os.path.exists, plan["groups"], plan["current"])
     print(f"{'total':16s} {total['cells']:7,d} {total['jobs']:9,d} {costs.format_cpu_time(total['seconds']):>10s} "
           f"{costs.format_cpu_time(left['seconds']):>10s}  (cells shared by figures counted once)")
     print(f"to run here: {left['jobs']:,} simulation jobs ({left['cells']:,} cells), about "
@@ -129,7 +129,8 @@ def run_plan(project: tuple, scale: str, ids=(), skip=None, reuse_records: bool 
     figs = [resolved(fid) for fid in ids]
     shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]
     return {"figs": figs, "per_job": per_job, "groups": registry.shared_groups(shared, config.get("shared_pass_group", 64)),
-            "covered": archive.covered_keys(figs, scale, config.get("archives", "use") == "use")}
+            "covered": archive.covered_keys(figs, scale, config.get("archives", "use") == "use"),
+            "current": archive.current_ids(figs, scale, config.get("archives", "use") == "use")}
 
 
 def pending_report(project: tuple, scale: str, ids=(), seeds_per_job: int | None = None) -> None:

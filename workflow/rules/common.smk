@@ -383,9 +383,15 @@ def announce_cost():
     _COST_NOTICE.append(True)
     wanted = requested_figures()
     figs = [figure(scale, fid) for scale, fid in wanted]
-    covered = {fid: {k for _, k in archived_cells(scale, fid)} for scale, fid in wanted}
+    covered = {fid: archived_seeds(scale, fid) for scale, fid in wanted}
+    current = {fid for scale, fid in wanted if own_archived(scale, fid)}
     notice = costs.cost_notice(
-        figs, config["seeds_per_job"], exists=os.path.exists, covered=covered, groups=SHARED_GROUPS
+        figs,
+        config["seeds_per_job"],
+        exists=os.path.exists,
+        covered=covered,
+        groups=SHARED_GROUPS,
+        current=current,
     )
     if notice:
         print(notice, file=sys.stderr, flush=True)
@@ -407,19 +413,32 @@ def archive_sources(scale, fid):
         raise WorkflowError(f"{fid}: {err}")
 
 
-def archived_cells(scale, fid):
-    """{(scale, key)} of the cells of ``fid`` that committed archives supply (none where its own
-    archive is damaged: its aggregate job's input says so)."""
+def archived_seeds(scale, fid):
+    """{key: seeds} of the cells of ``fid`` that committed archives supply, in full or their first
+    seeds (none where its own archive is damaged: its aggregate job's input says so)."""
     try:
-        return {(scale, k) for _, keys in archive_sources(scale, fid) for k in keys}
+        return archive.held_seeds(archive_sources(scale, fid))
     except WorkflowError:
-        return set()
+        return {}
+
+
+def own_archived(scale, fid):
+    """Whether the committed archive of ``fid`` itself supplies cells (its committed outputs stand)."""
+    try:
+        return any(Path(p).name == f"{fid}.parquet" for p, _ in archive_sources(scale, fid))
+    except WorkflowError:
+        return False
+
+
+def archived_cells(scale, fid):
+    """{(scale, key)} of the cells of ``fid`` that committed archives supply (:func:`archived_seeds`)."""
+    return {(scale, k) for k in archived_seeds(scale, fid)}
 
 
 def uncovered_runs(scale, fid):
     """Run files of ``fid`` at ``scale`` that no committed archive holds: those it simulates (of a cell
     whose archive holds its first seeds, the blocks after them: a fresh study's seeds)."""
-    held = {k: n for _, keys in archive_sources(scale, fid) for k, n in keys.items()}
+    held = archive.held_seeds(archive_sources(scale, fid))
     runs = registry.figure_runs(figure(scale, fid), config["seeds_per_job"])
     return [f for f in runs if paths.run_seeds(f)[0] >= held.get(paths.run_key(f), 0)]
 
