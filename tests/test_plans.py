@@ -100,7 +100,8 @@ def test_the_registry_plans_the_six_underpowered_findings_on_fresh_seeds_and_the
                      ("glmes-fig2a", ("large-m-marginal",), 50, (22, 44, 88, 176)),
                      ("glmes-fig2a", ("small-m",), 50, (280, 560, 1120, 2240)),
                      ("glmes-fig2c", ("small-sigma",), 50, (25, 50, 100, 200)),
-                     ("glmes-fig1b", ("competitive",), 50, (21, 42, 84, 168))}
+                     ("glmes-fig1b", ("competitive",), 50, (21, 42, 84, 168)),
+                     ("lines-dist", ("remark3-not-essential",), 50, (336, 672, 1344, 2688))}
     for fid, _, start, _ in fresh:        # fresh seeds: right after the seeds already run
         assert start == entries[fid]["seeds"]
     own = {fid: e["looks"] for fid, e in entries.items() if e.get("looks") and not plans.studies(e)[0].fresh}
