@@ -424,10 +424,7 @@ def archived_seeds(scale, fid):
 
 def own_archived(scale, fid):
     """Whether the committed archive of ``fid`` itself supplies cells (its committed outputs stand)."""
-    try:
-        return any(Path(p).name == f"{fid}.parquet" for p, _ in archive_sources(scale, fid))
-    except WorkflowError:
-        return False
+    return fid in archive.current_ids([figure(scale, fid)], scale, config.get("archives", "use") == "use")
 
 
 def archived_cells(scale, fid):
