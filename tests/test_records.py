@@ -118,3 +118,25 @@ def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
                     else:
                         assert cause["kind"] in CAUSES and cause["why"].strip()
     assert not missing, f"not reproduced or inconclusive without a cause: {missing}"
+
+
+def test_every_committed_record_states_the_registrys_current_cause_and_note():
+    """A claim's cause and note in a committed record are the registry's as they stand: an edit of the
+    registry's text is followed by re-deciding the figure (from its archive: nothing is simulated), so the
+    committed record never carries a cause the registry no longer gives (nor lacks one it gives)."""
+    from ensemble_bandits import registry
+    from ensemble_bandits.claims.evaluate import cause_of, claim_source
+
+    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    stale = []
+    for path in sorted(PAPER.glob("records/*.json")):
+        rec = records.read_record(path)
+        declared = {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
+        for claim in rec["claims"]:
+            entry = declared.get(claim["id"])
+            assert entry is not None, f"{rec['id']}: claim {claim['id']!r} is not in the registry"
+            if claim.get("cause") != (cause_of(entry["cause"]) if "cause" in entry else None):
+                stale.append(f"{rec['id']}: {claim['id']} (cause)")
+            if claim.get("note") != claim_source(entry)[1]:
+                stale.append(f"{rec['id']}: {claim['id']} (note)")
+    assert not stale, f"records whose text the registry has changed since (re-decide them): {stale}"
