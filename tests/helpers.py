@@ -1,6 +1,7 @@
 """Helpers shared by the test modules."""
 import contextlib
 import functools
+import importlib.util
 import math
 import os
 import shutil
@@ -162,3 +163,11 @@ def timeout_argv(idle_s: float, kill_after_s: float = 10) -> list:
     wrapper (empty where limits are off)."""
     limit = timeout_s(idle_s)
     return [] if limit is None else ["timeout", "-k", str(kill_after_s), str(math.ceil(limit))]
+
+
+def load_tool(name: str) -> types.ModuleType:
+    """tools/<name>.py imported as a module (the tools are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_tool", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

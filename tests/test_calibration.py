@@ -5,21 +5,19 @@ measurements that its own estimates made (the fit is right; what it is fed is th
 from __future__ import annotations
 
 import datetime
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from ensemble_bandits import calibration, costs
 
+from helpers import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("calibrate_tool", ROOT / "tools" / "calibrate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("calibrate")
 
 
 def test_every_entry_states_its_unit_date_and_fit():

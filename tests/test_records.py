@@ -90,18 +90,24 @@ def test_pending_checkpoints_are_current_jobs_without_a_run_file():
         assert not (PAPER / "pending" / "runs" / key / f"{path.stem}.npz").exists(), f"{path}: its job is done"
 
 
+def _records_with_registry_claims():
+    """(record, {claim id: the registry's claim}) of every committed paper record."""
+    from ensemble_bandits import registry
+
+    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
+    for path in sorted(PAPER.glob("records/*.json")):
+        rec = records.read_record(path)
+        yield rec, {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
+
+
 def test_every_committed_finding_that_is_not_reproduced_names_its_cause():
     """A not reproduced or inconclusive claim in a committed paper record has a cause in the
     registry (the report shows it), from the fixed list; so has a reading's not reproduced or
     inconclusive verdict on a claim the paper text reproduces (``reading_causes``)."""
-    from ensemble_bandits import registry
     from ensemble_bandits.claims.evaluate import CAUSES
 
-    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
     missing = []
-    for path in sorted(PAPER.glob("records/*.json")):
-        rec = records.read_record(path)
-        declared = {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
+    for rec, declared in _records_with_registry_claims():
         for claim in rec["claims"]:
             if claim["status"] in ("not reproduced", "inconclusive"):
                 cause = declared.get(claim["id"], {}).get("cause")
@@ -124,14 +130,10 @@ def test_every_committed_record_states_the_registrys_current_cause_and_note():
     """A claim's cause and note in a committed record are the registry's as they stand: an edit of the
     registry's text is followed by re-deciding the figure (from its archive: nothing is simulated), so the
     committed record never carries a cause the registry no longer gives (nor lacks one it gives)."""
-    from ensemble_bandits import registry
     from ensemble_bandits.claims.evaluate import cause_of, claim_source
 
-    entries = registry.load_registry(ROOT / "config", ROOT / "workflow" / "schemas" / "registry.schema.yaml")
     stale = []
-    for path in sorted(PAPER.glob("records/*.json")):
-        rec = records.read_record(path)
-        declared = {c["id"]: c for c in entries[rec["id"]].get("claims", [])}
+    for rec, declared in _records_with_registry_claims():
         for claim in rec["claims"]:
             entry = declared.get(claim["id"])
             assert entry is not None, f"{rec['id']}: claim {claim['id']!r} is not in the registry"

@@ -3,7 +3,6 @@ looks on its own seeds is redrawn at that look (without ``look`` the workflow wo
 simulate), the others without one."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,14 +10,13 @@ import pytest
 
 from ensemble_bandits import records
 
+from helpers import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("redraw_check_tool", ROOT / "tools" / "redraw_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("redraw_check")
 
 
 def _write(project: Path, fid: str, **extra) -> None:
