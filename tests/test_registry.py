@@ -193,6 +193,17 @@ def test_resolve_timing():
     assert cells["batched"]["timing"] == "unbatched"
 
 
+def test_resolve_timing_repeats():
+    e = entry(timing="unbatched", timing_repeats=2,
+              curves=[{"label": "two", "agent": {"name": "a"}},
+                      {"label": "three", "agent": {"name": "a"}, "timing_repeats": 3}])
+    cells = {s["curve"]: s["cell"] for s in registry.resolve(e, "paper", CAPS)["series"]}
+    assert cells["two"]["timing_repeats"] == 2 and cells["three"]["timing_repeats"] == 3
+    assert "timing_repeats" not in registry.resolve(dict(e, timing_repeats=None), "paper", CAPS)["series"][0]["cell"]
+    with pytest.raises(registry.RegistryError, match="timing_repeats is for `timing: unbatched` cells only"):
+        registry.resolve(dict(e, timing="batched"), "paper", CAPS)
+
+
 def test_resolve_experiment_cells():
     e = entry(seeds=300, horizon=2000,
               curves=[{"label": "ES", "agent": {"name": "es"}},

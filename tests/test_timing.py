@@ -58,6 +58,10 @@ def test_default_repeats():
     assert np.all(cols["seconds_repeats"] == cells.TIMING_REPEATS)
     # a cell that does not ask for timing, run one seed at a time, is run once per seed
     assert np.all(runner.simulate_columns(CELL, [0], unbatched=True)["seconds_repeats"] == 1)
+    # the job's stamp names the timed runs: a change of repeats reruns the job
+    assert cells.run_stamp(TIMED).endswith("; timing: median of 5 runs per seed, run alone")
+    assert cells.run_stamp(dict(TIMED, timing_repeats=1)).endswith("; timing: one timed run per seed, run alone")
+    assert cells.run_stamp(CELL) == cells.algorithms_stamp(CELL)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "5"])

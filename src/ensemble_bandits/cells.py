@@ -224,7 +224,9 @@ def run_stamp(cell: dict) -> str:
     :func:`algorithms_stamp` and, for a timing cell, its timed runs per seed."""
     if cell.get("timing") != "unbatched":
         return algorithms_stamp(cell)
-    return f"{algorithms_stamp(cell)}; timing: median of {timing_repeats(cell)} runs per seed, run alone"
+    reps = timing_repeats(cell)
+    runs = "one timed run" if reps == 1 else f"median of {reps} runs"    # the wording of 5 is in committed stamps
+    return f"{algorithms_stamp(cell)}; timing: {runs} per seed, run alone"
 
 
 def figure_stamps(fig: dict) -> dict:

@@ -358,8 +358,13 @@ def resolve(entry: dict, scale: str, defaults: dict) -> dict:
         else:
             cell = {"env": panel["env"], "agent": curve["agent"], "horizon": horizon}
             timing = curve.get("timing", entry.get("timing"))
+            repeats = curve.get("timing_repeats", entry.get("timing_repeats"))
             if timing == "unbatched":
                 cell["timing"] = "unbatched"
+                if repeats is not None:                   # else cells.TIMING_REPEATS
+                    cell["timing_repeats"] = repeats
+            elif repeats is not None:
+                raise RegistryError(f"{where}: timing_repeats is for `timing: unbatched` cells only")
         series.append({"panel": panel["label"], "curve": curve["label"], "vars": {**panel["vars"], **curve["vars"]},
                        "seeds": min(int(curve.get("seeds", s["seeds"])), s["seeds"]), "cell": cell,
                        "key": cell_key(cell)})
