@@ -1,6 +1,8 @@
 """A simulation job's log says how far it is: round, elapsed time, rate and time left."""
 import re
 
+import numpy as np
+
 from ensemble_bandits import runner
 
 
@@ -29,3 +31,15 @@ def test_a_slow_run_also_reports_every_so_many_seconds(capsys, monkeypatch):
         progress(t, 1000)
     lines = capsys.readouterr().err.splitlines()
     assert [int(re.search(r"round (\d+)/", ln).group(1)) for ln in lines] == [9, 18, 27]
+
+
+def test_a_resumed_run_rates_only_the_rounds_it_played(capsys, monkeypatch):
+    """Resumed after round 500 of 1,000 at 2 rounds/s: the rate is 2 (not the 500 rounds before the
+    resume over its own seconds), and at round 600 the 400 rounds left take about 3 min 20 s."""
+    clock = iter(np.arange(0.0, 10_000.0, 0.5))        # 0.5 s per round on a fake clock
+    monkeypatch.setattr("time.perf_counter", lambda: float(next(clock)))
+    progress = runner._progress([0], every=1e9)
+    for t in range(501, 601):
+        progress(t, 1000, 500)
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert re.search(r"round 600/1000, 50 s elapsed, 2 rounds/s, about 3 min 20 s left$", line), line

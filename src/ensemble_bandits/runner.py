@@ -150,7 +150,7 @@ def _run_batch(cell: dict, seeds, cps, progress=None, spent: dict | None = None,
     with _arithmetic(agent):
         for rnd in play(env, agent, T, last + 1):
             if rec.add(rnd.t, rnd.regret, agent, env) and progress:
-                progress(rnd.t, T)
+                progress(rnd.t, T, last)
             if ckpt is not None and ckpt.due() and rnd.t < T:
                 ckpt.save((list(seeds), env, agent, rec, rnd.t, before + _batch_clock() - t0))
     if spent is not None and hasattr(agent, "streams"):
@@ -366,21 +366,23 @@ def _blocks(seeds: list, size: int):
 
 
 def _progress(block, every: float = 60.0):
-    """A progress callback for a batch of seeds: every tenth of the run and at least every ``every``
-    seconds, a line with the round, the elapsed time, the rate and the time left (a job's log shows
-    how far it is and when it will end; `cli progress` counts a log written to lately as running)."""
+    """A progress callback ``progress(t, T, since=0)`` for a batch of seeds: every tenth of the run and
+    at least every ``every`` seconds, a line with the round, the elapsed time, the rate and the time
+    left (a job's log shows how far it is and when it will end; `cli progress` counts a log written to
+    lately as running).  ``since``: the rounds played before this process began (a resumed run's
+    rate and time left count only the rounds it played itself)."""
     import time
 
     start = time.perf_counter()
     last = [start]
 
-    def progress(t, T):
+    def progress(t, T, since=0):
         now = time.perf_counter()
         if t == T or t % max(1, T // 10) == 0 or now - last[0] >= every:
             last[0] = now
-            elapsed = now - start
-            rate = f"{t / elapsed:,.0f}" if elapsed > 0 else "?"
-            left = _duration((T - t) * elapsed / t) if t else "?"
+            elapsed, done = now - start, t - since
+            rate = f"{done / elapsed:,.0f}" if elapsed > 0 else "?"
+            left = _duration((T - t) * elapsed / done) if done > 0 else "?"
             print(f"  seeds {block[0]}-{block[-1]}: round {t}/{T}, {_duration(elapsed)} elapsed, "
                   f"{rate} rounds/s, about {left} left", file=sys.stderr, flush=True)
     return progress
