@@ -48,6 +48,10 @@ def test_an_archive_round_trips_and_says_what_it_is(tmp_path):
     back = archive.read_cells(path, fig, ["aaaaaaaaaaaa"])
     pd.testing.assert_frame_equal(back["aaaaaaaaaaaa"], frames["aaaaaaaaaaaa"])
     pd.testing.assert_frame_equal(figure_table(fig, 50, frames=back), figure_table(fig, 50, frames=frames))
+    import pyarrow.parquet as pq
+
+    col = {c.path_in_schema: c for c in (pq.ParquetFile(path).metadata.row_group(0).column(i) for i in range(5))}
+    assert all("BYTE_STREAM_SPLIT" in col[n].encodings for n in ("regret", "seconds"))   # a third smaller
 
 
 def test_cells_of_another_version_more_seeds_or_another_mode_are_not_taken(tmp_path):
