@@ -369,3 +369,26 @@ def test_every_counted_finding_shows_the_commit_its_rule_was_first_decided_at(mo
     assert "rule unchanged since first decided at 5b2b9e4 (2026-11-24)" in summary
     assert summary.count("rule unchanged since") == 1
     assert "rule unchanged" not in "".join(report.report_markdown("smoke", figures))
+
+
+def test_the_seeds_that_would_decide_a_finding_are_set_beside_the_seeds_it_was_decided_on():
+    """A finding decided in looks shows its look's n, not the figure's seeds; an infinite estimate
+    reads as words: in looks an estimate on the claim's wrong side, else one on a bound."""
+    under = {"status": "inconclusive", "cause": {"kind": "underpowered", "text": "t"}}
+    assert report._seeds_text({**under, "seeds_to_decide": 120}, 20) == \
+        " (about 120 seeds would decide it; this run has 20)"
+    look = {**under, "look": 2, "looks": 3, "n": 20}
+    assert report._seeds_text({**look, "seeds_to_decide": 396, "first": 50}, 50) == \
+        " (about 396 seeds would decide it; look 2 of 3 has 20 fresh)"
+    never = report._seeds_text({**look, "seeds_to_decide": _never()}, 50)
+    assert never == " (at the effects seen no number of seeds would decide it: an estimate lies on the wrong side " \
+        "of its bound; look 2 of 3 has 20)"
+    assert "the estimate sits on a bound; this run has 50)" in report._seeds_text(
+        {**under, "seeds_to_decide": _never()}, 50)
+
+
+def _never():
+    from ensemble_bandits.claims.core import NEVER, seeds_record
+
+    assert seeds_record(float("inf")) == NEVER and seeds_record(7) == 7
+    return NEVER

@@ -290,6 +290,7 @@ def decided_in_looks(entry: dict, table, results: list, seeds: int, fresh=()) ->
 def _decided(entry, study, rows, first, results) -> dict:
     """{claim id: result} of the study's claims decided at its looks on ``rows`` (``first``: the first
     fresh seed, None on the figure's own seeds)."""
+    from .claims.core import seeds_record
     from .claims.looks import DECIDED, claim_comparisons, curves_to_continue, run_looks
 
     claims = {c["id"]: c for c in entry.get("claims", [])}
@@ -313,8 +314,7 @@ def _decided(entry, study, rows, first, results) -> dict:
         new = {k: v for k, v in res.items() if k not in ("seeds_to_decide", "decisive")}
         new.update(status=d.verdict, numbers=numbers, **look)
         if d.status != DECIDED and d.seeds_needed is not None:
-            new["seeds_to_decide"] = d.seeds_needed if d.seeds_needed != float("inf") else \
-                "never (the estimate sits on a bound)"
+            new["seeds_to_decide"] = seeds_record(d.seeds_needed)
         out[res["id"]] = new
     return out
 

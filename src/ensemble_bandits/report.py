@@ -12,6 +12,7 @@ import re
 import sys
 
 from . import paths, registry
+from .claims.core import NEVER
 from .atomic import write_text_atomic
 from .findings import (classify, counted, earlier_mark, finding_cause, finding_key, finding_status, findings,
                        revised, shared_evidence, tally, weak_evidence)
@@ -243,11 +244,19 @@ def _scope(r: dict) -> str:
 
 
 def _seeds_text(c: dict, seeds) -> str:
-    """For an underpowered finding: the seeds that would decide it, beside the run's (the paper's)."""
-    if c.get("cause", {}).get("kind") != "underpowered" or c.get("seeds_to_decide") is None:
+    """For an underpowered finding: the seeds that would decide it, beside those it was decided on
+    (its look's where it was decided in looks, else the run's)."""
+    need = c.get("seeds_to_decide")
+    if c.get("cause", {}).get("kind") != "underpowered" or need is None:
         return ""
-    ran = f"; this run has {seeds}" if seeds else ""
-    return f" (about {c['seeds_to_decide']} seeds would decide it{ran})"
+    if "look" in c:
+        ran = f"; look {c['look']} of {c['looks']} has {c['n']}{' fresh' if 'first' in c else ''}"
+    else:
+        ran = f"; this run has {seeds}" if seeds else ""
+    if need == NEVER:      # inf: in looks, an open comparison's estimate is on the claim's wrong side
+        why = "an estimate lies on the wrong side of its bound" if "look" in c else "the estimate sits on a bound"
+        return f" (at the effects seen no number of seeds would decide it: {why}{ran})"
+    return f" (about {need} seeds would decide it{ran})"
 
 
 def _cause_text(c: dict, seeds=None) -> str:

@@ -64,6 +64,15 @@ class Comparison:
         return math.inf if gap == 0 else math.ceil(self.n * (self.halfwidth / gap) ** 2)
 
 
+NEVER = "never (the estimate sits on a bound)"
+
+
+def seeds_record(needed):
+    """A finding's ``seeds_to_decide`` as a record stores it: the count, or :data:`NEVER` for inf
+    (an estimate on a bound; in looks, one on the wrong side of it: ``report`` words each)."""
+    return needed if needed != math.inf else NEVER
+
+
 def seeds_to_decide(comparisons):
     """The seeds that would decide every undecided comparison (the largest of theirs), or None."""
     needed = [c.seeds_to_decide() for c in comparisons if not (c.p_confirm <= ALPHA or c.p_contradict <= ALPHA)]

@@ -27,7 +27,8 @@ import pandas as pd
 
 from ..readings import claims_under, primary_rows, reading_rows, readings_of
 from .argspec import check_args
-from .core import CHECKS, FAILED, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_to_decide
+from .core import (CHECKS, FAILED, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_record,
+                   seeds_to_decide)
 
 CLAIM_LEVEL = ("premise", "seed_blocks", "after_round")
 # Below this many seeds a statistical claim gets no verdict: "not measured at this scale".
@@ -225,7 +226,7 @@ def _evaluate_all(entry, claims, table, scale, absent, pending) -> list:
                "status": status, "numbers": numbers, "note": note}
         needed = (info or {}).get("seeds")
         if status == INCONCLUSIVE and needed is not None:
-            res["seeds_to_decide"] = needed if needed != float("inf") else "never (the estimate sits on a bound)"
+            res["seeds_to_decide"] = seeds_record(needed)
         if (info or {}).get("decisive"):
             res["decisive"] = info["decisive"]
         if "cause" in claim:
