@@ -344,6 +344,26 @@ def test_look_2_adds_seed_ranges_only_for_the_curves_its_open_claims_need():
         plans.at_look(fig, 4, rec)
 
 
+def test_without_a_look_the_figure_is_built_at_the_look_its_record_states_else_at_every_seed():
+    """A fresh clone's rebuild (no `look`) redraws the committed look from its archive; it never runs
+    the seeds of later looks, which `look=k+1` asks for.  A record of no look of this plan, or one
+    whose look is malformed, is as no record (every seed)."""
+    fig = registry.resolve(entry(looks=[10, 20, 50]), "paper", {})
+    one = plans.at_look(fig, 1)
+    claims = [{"id": "ac", "status": "inconclusive", "look": 1, "look_status": "undecided", "continue": ["A"]}]
+    rec1 = _record_of(one, claims)
+    assert plans.at_look(fig, None, rec1)["series"] == one["series"]
+    two = plans.at_look(fig, 2, rec1)
+    rec2 = _record_of(two, claims)
+    assert plans.at_look(fig, None, rec2)["series"] == two["series"] and two["look"]["seeds"]["A"] == 20
+    every = plans.at_look(fig, None)
+    for bad in ({"k": 4, "of": 3, "seeds": {"A": 10}}, {"k": 1, "of": 2, "seeds": {"A": 10}},
+                {"k": "1", "of": 3, "seeds": {"A": 10}}, {"k": 1, "of": 3, "seeds": {"A": 20}},
+                {"k": 2, "of": 3, "seeds": {"A": 7}}, {"k": 1, "of": 3, "seeds": ["A"]}, "1"):
+        assert plans.at_look(fig, None, dict(rec1, look=bad))["series"] == every["series"], bad
+    assert plans.at_look(fig, None, {"id": "lines-x"})["series"] == every["series"]
+
+
 def test_claims_are_decided_on_a_table_whose_stopped_curves_have_fewer_seeds():
     table = _table(20.0, 0.0, seeds=20)
     table = table[(table["curve"] != "B") | (table["seed"] < 10)]   # B stopped at look 1

@@ -84,6 +84,26 @@ INTERRUPTS = [(what, rule, path, how) for what, rule, path in PUBLISH for how in
               if (what, how) != ("archive", signal.SIGINT)]
 
 
+def _wait_until_a_process_opens_the_fifo(pgid: int) -> None:
+    """Until a process of the group ``pgid`` waits in open() of the fifo (Linux: its wchan is
+    wait_for_partner; where the kernel hides wchan, timeout_s(30) s), elsewhere 3 s.  A signal sent
+    earlier, while the job still starts (slow on a loaded machine), would leave the copy to open the
+    fifo afterwards and wait for ever."""
+    if not Path("/proc/self/wchan").exists():
+        time.sleep(3)
+        return
+    deadline = time.time() + timeout_s(30)
+    while time.time() < deadline:
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                pgrp = int(stat.read_text().rsplit(")", 1)[1].split()[2])
+                if pgrp == pgid and (stat.parent / "wchan").read_text() == "wait_for_partner":
+                    return
+            except (OSError, ValueError, IndexError):
+                continue
+        time.sleep(0.2)
+
+
 @pytest.mark.parametrize("what, rule, committed, how", INTERRUPTS,
                          ids=[f"{w}-{'ctrl-c' if h == signal.SIGINT else 'kill'}" for w, _, _, h in INTERRUPTS])
 def test_an_interrupted_publish_step_leaves_the_committed_file(project, what, rule, committed, how):
@@ -104,7 +124,7 @@ def test_an_interrupted_publish_step_leaves_the_committed_file(project, what, ru
         while not log.exists() and time.time() < deadline and proc.poll() is None:
             time.sleep(0.5)
         assert log.exists(), "the publish job did not start"
-        time.sleep(3)
+        _wait_until_a_process_opens_the_fifo(proc.pid)
         os.killpg(proc.pid, how)
         out, _ = proc.communicate(timeout=timeout_s(120))
     finally:

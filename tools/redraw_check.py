@@ -5,8 +5,8 @@ files changed (docs/scales.md, "Archives"; tests/test_archive.py does the same f
 
 The copy (the workflow, config, resources and figures/paper of HEAD, as a fresh clone has them) is
 committed in a git repository of its own; each figure's record, PNG and PDF are rebuilt there with
-`--forcerun claims figure` (a figure planned in looks on its own seeds at the look its record states),
-and `git status` must stay clean.  Nothing may be simulated (a dry run checks it first).  Exit 0
+`--forcerun claims figure` (a figure planned in looks on its own seeds at the look its record states,
+as the workflow builds it without `look`), and `git status` must stay clean.  Nothing may be simulated (a dry run checks it first).  Exit 0
 when every file redrew byte-identically; the changed files are listed otherwise.
 """
 from __future__ import annotations
@@ -16,8 +16,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-from ensemble_bandits import records
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ("Snakefile", "config", "workflow", "profiles", "notebooks", "resources", "figures/paper")
@@ -40,20 +38,6 @@ def fresh_copy(dst: Path) -> Path:
     return dst
 
 
-def by_look(project: Path, ids) -> dict:
-    """{look: ids}: each figure planned in looks on its own seeds at the look its committed record states
-    (a redraw without ``look`` would build every look: docs/sequential.md), the others under None."""
-    groups = {}
-    for fid in ids:
-        path = project / "figures/paper/records" / f"{fid}.json"
-        look = records.read_record(path).get("look") if path.exists() else None
-        k = look.get("k") if isinstance(look, dict) else None
-        if k is not None and not (isinstance(k, int) and k >= 1):
-            raise SystemExit(f"redraw_check: {path}: its look {k!r} is not a look number")
-        groups.setdefault(k, []).append(fid)
-    return groups
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("where", type=Path, help="a scratch folder for the copy (emptied first)")
@@ -62,27 +46,21 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     ids = args.ids or sorted(f.stem for f in (ROOT / "figures/paper/archives").glob("*.parquet"))
     project = fresh_copy(args.where.resolve())
-    groups, log = by_look(project, ids), []
-
-    def snakemake(look, group, *extra):
-        targets = [t for fid in group for t in (f"figures/paper/records/{fid}.json", f"figures/paper/{fid}.png",
-                                                f"figures/paper/{fid}.pdf")]
-        config = ["scale=paper"] + ([f"look={look}"] if look else [])
-        res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", args.cores, *targets, "--config", *config,
-                              "--forcerun", "claims", "figure", *extra], cwd=project, capture_output=True, text=True)
+    targets = [t for fid in ids for t in (f"figures/paper/records/{fid}.json", f"figures/paper/{fid}.png",
+                                          f"figures/paper/{fid}.pdf")]
+    log = []
+    for dry in (True, False):
+        res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", args.cores, *targets, "--config",
+                              "scale=paper", "--forcerun", "claims", "figure", *(["--dry-run"] if dry else [])],
+                             cwd=project, capture_output=True, text=True)
         log.append(res.stdout + res.stderr)
         (project / "redraw.log").write_text("".join(log))
-        return res.returncode, log[-1]
-
-    for dry in (True, False):
-        for look, group in groups.items():
-            rc, out = snakemake(look, group, *(["--dry-run"] if dry else []))
-            if rc:
-                print(f"snakemake failed ({rc}); see {project / 'redraw.log'}")
-                return 1
-            if "rule simulate" in out:
-                print(f"a cell would be simulated (an archive does not cover it); see {project / 'redraw.log'}")
-                return 1
+        if res.returncode:
+            print(f"snakemake failed ({res.returncode}); see {project / 'redraw.log'}")
+            return 1
+        if "rule simulate" in log[-1]:
+            print(f"a cell would be simulated (an archive does not cover it); see {project / 'redraw.log'}")
+            return 1
     changed = git(project, "status", "--porcelain", "--untracked-files=no").splitlines()
     print(f"{len(ids)} figures redrawn from their archives: "
           + ("every record, PNG and PDF byte-identical" if not changed else f"{len(changed)} files changed:"))

@@ -220,13 +220,17 @@ def at_look(fig: dict, k: int, record: dict | None = None) -> dict:
     curve's seeds are those of look ``k`` if its claims needed them after look k - 1 (the ``continue``
     curves of that look's record, ``record``), else those it stopped at; every series' blocks are cut
     at the looks (``cuts``), so look k's run files are look k - 1's plus new seed ranges.  ``k`` None:
-    every curve at every seed (the last look, no curve stopped).  The figure states ``look``: k, K and
-    the seeds of each curve (the record keeps it, to plan the next look)."""
+    the look ``record`` states (:func:`recorded_look`: a figure built again without ``look`` is its
+    committed look redrawn, not its next), or without one every curve at every seed (the last look, no
+    curve stopped).  The figure states ``look``: k, K and the seeds of each curve (the record keeps
+    it, to plan the next look)."""
     study = own_study(fig["entry"], fig["seeds"])
     if study is None:
         return fig
     fid = fig["id"]
     curves = [c for c in fig["curves"]]
+    if k is None and recorded_look(study, record) is not None:
+        k = recorded_look(study, record)
     if k is None:
         seeds = {c: study.n[-1] for c in curves}
         k = study.K
@@ -241,6 +245,21 @@ def at_look(fig: dict, k: int, record: dict | None = None) -> dict:
     series = [dict(s, seeds=min(s["seeds"], seeds.get(s["curve"], study.n[k - 1])), cuts=list(study.n[:-1]))
               for s in fig["series"]]
     return {**fig, "series": series, "look": {"k": k, "of": study.K, "seeds": seeds}}
+
+
+def recorded_look(study: Study, record: dict | None) -> int | None:
+    """The look of ``study`` that ``record`` (a figure's record, read unchecked) states, or None: no
+    record, or its ``look`` is of another plan, or malformed (k not one of the K looks, a curve's
+    seeds not one of the looks' seed counts)."""
+    look = (record or {}).get("look")
+    if not isinstance(look, dict) or look.get("of") != study.K or not isinstance(look.get("seeds"), dict):
+        return None
+    k = look.get("k")
+    if type(k) is not int or not 1 <= k <= study.K:
+        return None
+    if any(type(n) is not int or n not in study.n[:k] for n in look["seeds"].values()):
+        return None
+    return k
 
 
 def _continued(fid, study, k, curves, record):

@@ -111,6 +111,7 @@ def run_plan(project: tuple, scale: str, ids=(), skip=None, reuse_records: bool 
     costs.work_left for estimate and progress."""
     from . import archive, data, validation
     from .plans import at_look
+    from .records import record_or_none
 
     config, entries = registry.load_project(*project)
     per_job = seeds_per_job or config["seeds_per_job"]
@@ -122,9 +123,9 @@ def run_plan(project: tuple, scale: str, ids=(), skip=None, reuse_records: bool 
     data_dir = data.config_data_dir(project[0], config.get("data_dir"))
 
     def resolved(fid):     # as the workflow builds it without `look`: cells of absent optional datasets left
-        # out, and a figure planned in looks cut into its looks' seed blocks (plans.at_look)
+        # out, and a figure planned in looks cut into its looks' seed blocks at its record's look (plans.at_look)
         fig = registry.resolve(entries[fid], scale, config["scales"])
-        return at_look(validation.without_absent(entries[fid], fig, data_dir), None)
+        return at_look(validation.without_absent(entries[fid], fig, data_dir), None, record_or_none(paths.record_file(scale, fid)))
 
     figs = [resolved(fid) for fid in ids]
     shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]

@@ -116,3 +116,12 @@ def read_record(path) -> dict:
         raise ValueError(f"record {path} was changed after its claims job wrote it (its content does not match its "
                          f"sha256): {_restore(path)}")
     return record
+
+
+def record_or_none(path) -> dict | None:
+    """The checked record at ``path`` (:func:`read_record`), or None when it is absent or damaged (a
+    rebuild then writes it anew)."""
+    try:
+        return read_record(path) if os.path.exists(path) else None
+    except ValueError:
+        return None

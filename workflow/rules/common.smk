@@ -99,20 +99,22 @@ def look_record(scale, fid):
 
 def at_look(scale, fig):
     """A figure planned in looks at look ``look`` (config): on its own seeds (registry ``looks: [...]``,
-    where it runs the plan's seeds; none: every seed), each curve's seeds from its published record of
-    the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks; its fresh studies
+    where it runs the plan's seeds; none: the look its published record states, else every seed), each
+    curve's seeds from its published record of the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks; its fresh studies
     (``looks: [{claims, start, n}]``; none: the looks its record states) with their curves' fresh seed
     ranges (ensemble_bandits.fresh.at_looks).  Others unchanged."""
     from ensemble_bandits import fresh, plans
+    from ensemble_bandits.records import record_or_none
 
     own = plans.own_study(fig["entry"], fig["seeds"]) is not None
     if not own and not fresh.fresh_studies(fig):
         return fig
     look = config.get("look") if fig["id"] in looked_at() else None
     try:
-        if own:
-            record = published_record(scale, fig["id"]) if look is not None and int(look) > 1 else None
-            return plans.at_look(fig, None if look is None else int(look), record)
+        if own:  # without `look`: the look its published record states (absent or damaged: every seed)
+            if look is None:
+                return plans.at_look(fig, None, record_or_none(paths.record_file(scale, fig["id"])))
+            return plans.at_look(fig, int(look), published_record(scale, fig["id"]) if int(look) > 1 else None)
         record = published_record(scale, fig["id"], checked=look is not None)
         return fresh.at_looks(fig, look, record, archive.fresh_state(paths.archive_file(scale, fig["id"])))
     except registry.RegistryError as err:
