@@ -63,9 +63,10 @@ def publish(staged: list, out: list) -> None:
 
 def publish_results(staged: list, out: list) -> None:
     """The workflow's publish step (``cli publish``): :func:`publish`, then the README's headline
-    refreshed when the paper-scale REPORT.md is among ``out``."""
+    and costs refreshed when the paper-scale REPORT.md is among ``out``."""
     from . import readme
 
     publish(staged, out)
     if any(os.path.normpath(dst) == os.path.normpath(readme.REPORT) for dst in out):   # the README's headline
-        print(f"README.md: {', '.join(readme.refresh(('headline',))) or 'headline up to date'}", file=sys.stderr)
+        print(f"README.md: {', '.join(readme.refresh(('headline', 'costs'))) or 'headline and costs up to date'}",
+              file=sys.stderr)

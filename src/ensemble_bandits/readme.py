@@ -1,13 +1,15 @@
 """The README's generated blocks: the headline (the counted tally of the committed paper-scale
 report, per paper, linking it) and the measured durations (of the Quick start's commands,
-:mod:`.quickstart`, and of paper-scale figures).  Each sits in README.md between an opening and a
-closing marker and is written only by :func:`refresh`: the headline when the paper-scale REPORT.md is
-published (``cli publish``), the durations when ``ensemble-bandits timings --scale paper --page
-docs/timings-paper.md`` or ``tools/measure_quickstart.py`` writes its page, and both by ``python -m
+:mod:`.quickstart`, and of paper-scale figures) and what a paper-scale ``all`` costs in a fresh clone
+(the cost model, :func:`cost_recipe`).  Each sits in README.md between an opening and a
+closing marker and is written only by :func:`refresh`: the headline and the costs when the paper-scale
+REPORT.md is published (``cli publish``), the durations when ``ensemble-bandits timings --scale paper --page
+docs/timings-paper.md`` or ``tools/measure_quickstart.py`` writes its page, and all of them by ``python -m
 ensemble_bandits.readme``.  tests/test_docs.py checks that the README's blocks are what
 these functions make of the committed files, so the README never states a count or a time by hand."""
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -23,7 +25,11 @@ BLOCKS = {
     "durations": ("<!-- durations: generated from docs/timings-quickstart.md and docs/timings-paper.md "
                   "(ensemble_bandits.readme); do not edit -->",
                   "<!-- end of durations -->"),
+    "costs": ("<!-- costs: generated from the registry and the committed archives by the cost model "
+              "(ensemble_bandits.readme); do not edit -->",
+              "<!-- end of costs -->"),
 }
+SKIP_EXAMPLE = "[glmes-fig4b,glmes-fig5*]"     # the README's example of leaving the largest figures out
 _COUNTS = re.compile(r"(\d+) claims checked: (\d+) reproduced, (\d+) not reproduced, (\d+) inconclusive\.")
 _PAPER = re.compile(r"^- \*\*([a-z]+)\*\*: (\d+) checked: (\d+) reproduced, (\d+) not reproduced, (\d+) inconclusive$",
                     re.M)
@@ -79,11 +85,44 @@ def durations(page_text: str, example: str = "phe-fig1") -> str:
                    f"simulates nothing.")
 
 
+def _fresh_clone_work(skip: list) -> tuple:
+    """(work left, figures taken from their committed archives, {figure: CPU s} of those that simulate)
+    of a paper-scale ``all`` in a fresh clone of the project in the working directory: no run files
+    present (costs.work_left, as ``estimate``, ``progress`` and Snakemake's notice count)."""
+    from . import costs
+    from .progress import run_plan
+
+    plan = run_plan(("config/config.yaml", "config", None, None), "paper", skip=skip)
+    left = costs.work_left(plan["figs"], plan["per_job"], plan["covered"], lambda p: False, plan["groups"],
+                           plan["current"])
+    own = {fig["id"]: sum(left["runs"].get(p, 0.0) for p in costs.figure_runs(fig, plan["per_job"]))
+           for fig in plan["figs"]}
+    return left, len(plan["current"]), {fid: sec for fid, sec in own.items() if sec > 0}
+
+
+def cost_recipe() -> str:
+    """The README's sentence on what a paper-scale ``all`` costs in a fresh clone, with and without
+    the largest figures (:data:`SKIP_EXAMPLE`), from the cost model."""
+    from .costs import format_cpu_time as cpu
+
+    left, archived, own = _fresh_clone_work([])
+    part, _, _ = _fresh_clone_work(SKIP_EXAMPLE.strip("[]").split(","))
+    top = sorted(own.items(), key=lambda kv: -kv[1])[:4]
+    return (f"In a fresh clone, paper-scale `all` rebuilds the {archived} figures whose archives are committed "
+            f"from those archives, without simulating, and simulates {len(own)} others: by the cost model about "
+            f"{cpu(left['seconds'])} of CPU time in {left['jobs']} simulation jobs, the largest "
+            + ", ".join(f"{fid} {cpu(sec)}" for fid, sec in top)
+            + f"; `skip='{SKIP_EXAMPLE}'` leaves about {cpu(part['seconds'])} in {part['jobs']} jobs.")
+
+
 def generated(name: str, root=".") -> str:
     """What block ``name`` should hold, made from the committed files under ``root``."""
     root = Path(root)
     if name == "headline":
         return headline((root / REPORT).read_text(encoding="utf-8"))
+    if name == "costs":
+        with contextlib.chdir(root):
+            return cost_recipe()
     pages = [root / quickstart.PAGE, root / TIMINGS]
     quick, figures = (p.read_text(encoding="utf-8") if p.exists() else None for p in pages)
     text = quickstart.sentence((root / "README.md").read_text(encoding="utf-8"), quick)
