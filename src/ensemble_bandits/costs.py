@@ -115,8 +115,9 @@ def work_left(figs: list, per_job: int, covered=None, exists=None, groups=(), cu
     ``exists``: whether a run file is present (present ones cost nothing); ``groups``: the shared-pass
     groups (registry.shared_groups), whose cells' run files of one seed block are one job;
     ``current``: ids whose committed outputs stand (their own archive is committed): Snakemake rebuilds
-    one only when a run file it reads is made for another figure (then all its runs), so until then its
-    runs cost nothing.  Returns {"runs": {run file: CPU seconds}, "cells", "jobs" (simulation jobs:
+    one from its archive when an input such as its notebook is newer (a fresh checkout), simulating
+    nothing (a figure decided at a look at that look), and simulates its runs only when a run file it
+    reads is made for another figure (then all its runs), so until then its runs cost nothing.  Returns {"runs": {run file: CPU seconds}, "cells", "jobs" (simulation jobs:
     simulate and simulate_group), "seconds"}."""
     every = run_costs(figs, per_job)
 
