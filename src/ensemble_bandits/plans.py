@@ -229,7 +229,7 @@ def at_look(fig: dict, k: int, record: dict | None = None) -> dict:
         return fig
     fid = fig["id"]
     curves = [c for c in fig["curves"]]
-    if k is None and recorded_look(study, record) is not None:
+    if k is None:
         k = recorded_look(study, record)
     if k is None:
         seeds = {c: study.n[-1] for c in curves}
@@ -248,7 +248,7 @@ def at_look(fig: dict, k: int, record: dict | None = None) -> dict:
 
 
 def recorded_look(study: Study, record: dict | None) -> int | None:
-    """The look of ``study`` that ``record`` (a figure's record, read unchecked) states, or None: no
+    """The look of ``study`` that ``record`` (the figure's record) states, or None: no
     record, or its ``look`` is of another plan, or malformed (k not one of the K looks, a curve's
     seeds not one of the looks' seed counts)."""
     look = (record or {}).get("look")

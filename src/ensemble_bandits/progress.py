@@ -125,7 +125,8 @@ def run_plan(project: tuple, scale: str, ids=(), skip=None, reuse_records: bool 
     def resolved(fid):     # as the workflow builds it without `look`: cells of absent optional datasets left
         # out, and a figure planned in looks cut into its looks' seed blocks at its record's look (plans.at_look)
         fig = registry.resolve(entries[fid], scale, config["scales"])
-        return at_look(validation.without_absent(entries[fid], fig, data_dir), None, record_or_none(paths.record_file(scale, fid)))
+        record = record_or_none(paths.record_file(scale, fid))
+        return at_look(validation.without_absent(entries[fid], fig, data_dir), None, record)
 
     figs = [resolved(fid) for fid in ids]
     shared = [resolved(i) for i in sorted(entries) if entries[i].get("shared_pass") and i not in skipped]

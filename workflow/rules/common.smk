@@ -100,9 +100,10 @@ def look_record(scale, fid):
 def at_look(scale, fig):
     """A figure planned in looks at look ``look`` (config): on its own seeds (registry ``looks: [...]``,
     where it runs the plan's seeds; none: the look its published record states, else every seed), each
-    curve's seeds from its published record of the previous look (ensemble_bandits.plans.at_look), blocks cut at the looks; its fresh studies
-    (``looks: [{claims, start, n}]``; none: the looks its record states) with their curves' fresh seed
-    ranges (ensemble_bandits.fresh.at_looks).  Others unchanged."""
+    curve's seeds from its published record of the previous look (ensemble_bandits.plans.at_look),
+    blocks cut at the looks; its fresh studies (``looks: [{claims, start, n}]``; none: the looks its
+    record states) with their curves' fresh seed ranges (ensemble_bandits.fresh.at_looks).  Others
+    unchanged."""
     from ensemble_bandits import fresh, plans
     from ensemble_bandits.records import record_or_none
 
