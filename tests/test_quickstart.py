@@ -13,8 +13,11 @@ from helpers import ROOT, timeout_s
 from ensemble_bandits import quickstart, readme
 
 TOOL = ROOT / "tools" / "measure_quickstart.py"
-MACHINE = dict(cores=2, load_before=0.31, load_after=1.94, versions="Python 3.11.7, numpy 2.4.6, torch 2.13.0",
-               commit="abc1234", date="2026-11-29 14:00 UTC")
+MACHINE = dict(cores=2, versions="Python 3.11.7, numpy 2.4.6, torch 2.13.0")
+
+
+def _row(wall, load_before=0.31):
+    return dict(wall=wall, load_before=load_before, load_after=1.94, commit="abc1234", date="2026-11-29 14:00 UTC")
 README = """# T
 
 ## Quick start
@@ -44,12 +47,13 @@ def test_the_commands_are_the_quick_start_blocks_lines_as_written():
 def test_the_readme_states_the_measured_durations_of_its_own_commands_and_else_its_estimate():
     text = _readme()
     first, second = quickstart.commands(text)
-    page = quickstart.page({first: 9000.0, second: 1500.4}, MACHINE)
+    page = quickstart.page({first: _row(9000.0), second: _row(1500.4, 2.5)}, MACHINE)
     assert quickstart.measured(page) == {first: 9000.0, second: 1500.4}
+    assert quickstart.rows(page)[second] == _row(1500.4, 2.5)
     said = quickstart.sentence(text, page)
-    assert "took 2.5 h and the second (the tests) 25 min" in said and "2 cores at a load average of 0.3" in said
+    assert "took 2.5 h and the second (the tests) 25 min" in said and "2 cores at load averages of 0.3 and 2.5" in said
     assert quickstart.sentence(text, None) == quickstart.FALLBACK
-    other = quickstart.page({"true": 1.0, second: 2.0}, MACHINE)       # times a command the README no longer gives
+    other = quickstart.page({"true": _row(1.0), second: _row(2.0)}, MACHINE)   # a command the README no longer gives
     assert quickstart.sentence(text, other) == quickstart.FALLBACK
 
 
@@ -90,3 +94,21 @@ def test_a_command_that_fails_writes_no_page(tmp_path):
     done = _tool(repo, "--commands", "true", "exit 3")
     assert done.returncode != 0 and "exit 3 after" in done.stderr
     assert not (repo / quickstart.PAGE).exists()
+
+
+def test_only_times_one_command_in_a_clone_of_its_own_and_keeps_the_others_row(tmp_path):
+    """The two commands timed in different sessions: `--only 2` replaces the second's row and keeps
+    the first's as it was; `--only 3` of a two-command Quick start is refused."""
+    text = _readme("true", 'test ! -e made-here && python3 -c "pass"')
+    first, second = quickstart.commands(text)
+    repo = _git_repo(tmp_path / "repo", text)
+    (repo / quickstart.PAGE).write_text(quickstart.page({first: _row(4321.0), second: _row(9.0)}, MACHINE))
+    done = _tool(repo, "--only", "2")
+    assert done.returncode == 0, done.stderr
+    page = (repo / quickstart.PAGE).read_text()
+    timed = quickstart.rows(page)
+    assert list(timed) == [first, second] and timed[first] == _row(4321.0)
+    assert timed[second]["wall"] < 60 and timed[second] != _row(9.0)
+    assert "took 72 min and the second" in readme.block((repo / "README.md").read_text(), "durations")
+    refused = _tool(repo, "--only", "3")
+    assert refused.returncode != 0 and "the Quick start has 2 commands" in refused.stderr
