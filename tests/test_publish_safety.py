@@ -39,10 +39,16 @@ def project(tmp_path_factory):
     return root
 
 
+def _ctrl_c_as_at_a_terminal():
+    """Ctrl-C's default action in the child: a process started in the background of a shell (`cmd &`,
+    nohup) inherits SIGINT ignored, and Snakemake and its jobs would then never see the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def snakemake(root: Path, *args, **kw):
     return subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "scale=paper"],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, **kw)
+                            start_new_session=True, preexec_fn=_ctrl_c_as_at_a_terminal, **kw)
 
 
 def committed_bytes(root: Path) -> dict:
