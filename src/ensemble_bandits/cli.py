@@ -143,8 +143,9 @@ def cmd_report(args):
 def cmd_timings(args):
     """Wall and CPU seconds and peak memory of the simulate jobs of each figure, read from their logs
     ("done in ... s (CPU ... s, peak ... MB)"); ``--cells``: per cell, beside the cost model's
-    estimate of the same jobs; ``--page FILE``: also written as a markdown page (joblogs.timings_page)."""
-    from .joblogs import NoTimingsError, timings_page, timings_report
+    estimate of the same jobs; ``--page FILE``: also written as a markdown page (readme.timings_page)."""
+    from .joblogs import NoTimingsError, timings_report
+    from .readme import timings_page
 
     def report():
         return timings_report(args.scale, _project(args), args.ids, args.seeds_per_job, args.cells)

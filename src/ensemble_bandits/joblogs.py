@@ -164,17 +164,14 @@ def timings_report(scale: str, project: tuple, ids=(), seeds_per_job: int | None
 
 def timings_page(page: str, scale: str, command: str, report) -> None:
     """What ``report()`` (:func:`timings_report`) prints, also written as the generated markdown page
-    ``page`` under its ``command`` (:mod:`pages`); the README's measured durations refreshed when the
-    page is the paper scale's."""
-    from . import pages, readme
+    ``page`` under its ``command`` (:mod:`pages`)."""
+    from . import pages
 
     body = pages.captured(report)
     pages.write_page(page, f"Simulation timings at scale {scale}", command,
                      f"Read from the simulate jobs' logs under results/{scale}/logs/simulate on the "
                      f"machine that ran them: wall and CPU seconds (CPU: every thread of the job's process) "
                      f"and the largest job's peak resident memory.", body, measured_here=False)
-    if os.path.normpath(page) == os.path.normpath(readme.TIMINGS):   # the README's measured durations
-        readme.refresh(("durations",))
 
 
 def running_jobs(scale: str, recent: float) -> list:

@@ -129,6 +129,18 @@ def generated(name: str, root=".") -> str:
     return text + (" " + durations(figures) if figures else "")
 
 
+def timings_page(page: str, scale: str, command: str, report) -> None:
+    """joblogs.timings_page, then the README's measured durations refreshed when ``page`` is the paper
+    scale's (:data:`TIMINGS`)."""
+    import os
+
+    from .joblogs import timings_page as write
+
+    write(page, scale, command, report)
+    if os.path.normpath(page) == os.path.normpath(TIMINGS):
+        refresh(("durations",))
+
+
 def block(readme_text: str, name: str) -> str | None:
     """The text between block ``name``'s markers in a README (None when it has none)."""
     start, end = BLOCKS[name]
@@ -148,8 +160,10 @@ def refresh(names=tuple(BLOCKS), root=".", readme="README.md") -> list:
     changed = []
     for name in names:
         old = block(text, name)
+        if old is None:
+            continue
         new = generated(name, root)
-        if old is None or old == new:
+        if old == new:
             continue
         start, end = BLOCKS[name]
         text = text.replace(f"{start}\n{old}\n{end}", f"{start}\n{new}\n{end}")
