@@ -142,6 +142,12 @@ def work_left(figs: list, per_job: int, covered=None, exists=None, groups=(), cu
             "seconds": float(sum(runs.values()))}
 
 
+def largest(figs: list, left: dict, per_job: int) -> list:
+    """[(figure id, CPU s)] of the figures with simulation left in ``left`` (:func:`work_left`), costliest first."""
+    own = ((fig["id"], sum(left["runs"].get(p, 0.0) for p in figure_runs(fig, per_job))) for fig in figs)
+    return sorted(((fid, sec) for fid, sec in own if sec > 0), key=lambda kv: -kv[1])
+
+
 def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_NOTICE_S, covered=None, groups=(),
                 current=()):
     """The workflow's one-line warning before an expensive run: the estimated CPU time and job
@@ -150,14 +156,11 @@ def cost_notice(figs: list, per_job: int, exists=None, threshold: float = COST_N
     left = work_left(figs, per_job, covered, exists, groups, current)
     if left["seconds"] < threshold:
         return None
-    costs = left["runs"]
     scales = sorted({fig["scale"] for fig in figs})
-    biggest = sorted(((sum(costs.get(p, 0.0) for p in figure_runs(fig, per_job)), fig["id"]) for fig in figs),
-                     reverse=True)[:3]
     return (f"Estimated cost of this run: about {format_cpu_time(left['seconds'])} of CPU time in "
             f"{left['jobs']:,} simulation jobs ({left['cells']:,} cells; scale {', '.join(scales)}, "
             f"seeds_per_job={per_job}; run files already present and cells of committed archives not counted).  "
             f"This is an estimate from a cost model (ensemble_bandits.costs.cell_cost_seconds), not a measurement.  "
-            f"Largest: " + ", ".join(f"{fid} {format_cpu_time(c)}" for c, fid in biggest if c > 0)
+            f"Largest: " + ", ".join(f"{fid} {format_cpu_time(c)}" for fid, c in largest(figs, left, per_job)[:3])
             + f".  Per figure: ensemble-bandits estimate --scale {scales[0]}; to leave figures out: "
               f"--config skip='[ID,PATTERN*]'.")

@@ -86,18 +86,16 @@ def durations(page_text: str, example: str = "phe-fig1") -> str:
 
 
 def _fresh_clone_work(skip: list) -> tuple:
-    """(work left, figures taken from their committed archives, {figure: CPU s} of those that simulate)
-    of a paper-scale ``all`` in a fresh clone of the project in the working directory: no run files
-    present (costs.work_left, as ``estimate``, ``progress`` and Snakemake's notice count)."""
+    """(work left, figures taken from their committed archives, [(figure, CPU s)] of those that simulate,
+    costliest first) of a paper-scale ``all`` in a fresh clone of the project in the working directory: no
+    run files present (costs.work_left, as ``estimate``, ``progress`` and Snakemake's notice count)."""
     from . import costs
     from .progress import run_plan
 
     plan = run_plan(("config/config.yaml", "config", None, None), "paper", skip=skip)
     left = costs.work_left(plan["figs"], plan["per_job"], plan["covered"], lambda p: False, plan["groups"],
                            plan["current"])
-    own = {fig["id"]: sum(left["runs"].get(p, 0.0) for p in costs.figure_runs(fig, plan["per_job"]))
-           for fig in plan["figs"]}
-    return left, len(plan["current"]), {fid: sec for fid, sec in own.items() if sec > 0}
+    return left, len(plan["current"]), costs.largest(plan["figs"], left, plan["per_job"])
 
 
 def cost_recipe() -> str:
@@ -107,7 +105,7 @@ def cost_recipe() -> str:
 
     left, archived, own = _fresh_clone_work([])
     part, _, _ = _fresh_clone_work(SKIP_EXAMPLE.strip("[]").split(","))
-    top = sorted(own.items(), key=lambda kv: -kv[1])[:4]
+    top = own[:4]
     return (f"In a fresh clone, paper-scale `all` rebuilds the {archived} figures whose archives are committed "
             f"from those archives, without simulating, and simulates {len(own)} others: by the cost model about "
             f"{cpu(left['seconds'])} of CPU time in {left['jobs']} simulation jobs, the largest "
