@@ -85,9 +85,11 @@ def sentence(readme_text: str, page_text: str | None) -> str:
 
     def said(cmd, estimate):
         r = timed.get(cmd)
-        return estimate if r is None else (f"took {duration(r['wall'])}, install included, in a fresh clone on "
-                                           f"{m.group(1)} cores already at a load average of {r['load_before']:.1f} from "
-                                           "other work")
+        if r is None:
+            return estimate
+        where = (f"an idle {m.group(1)}-core machine" if r["load_before"] < 0.5 else
+                 f"{m.group(1)} cores already at a load average of {r['load_before']:.1f} from other work")
+        return f"took {duration(r['wall'])}, install included, in a fresh clone on {where}"
 
     return (f"The Quick start's first command (every figure at the default scale) {said(first, ESTIMATES[0])}; "
             f"the second (the tests) {said(second, ESTIMATES[1])} ([{PAGE}]({PAGE})); {_TAIL}")
