@@ -199,14 +199,17 @@ def test_batch_split_is_bit_identical_seed_by_seed(name):
             assert torch.equal(w[sl], w2)
 
 
+@pytest.mark.parametrize("env", [{"name": "glmes_quadratic", "d": 4, "n_arms": 5},
+                                 {"name": "sphere_contexts", "d": 4, "n_arms": 5}])
 @pytest.mark.parametrize("name", ["neural_es", "neural_ts", "neural_phe", "neural_es_anytime"])
-def test_fixed_seed_blocks_make_a_seed_independent_of_its_job(name):
+def test_fixed_seed_blocks_make_a_seed_independent_of_its_job(name, env):
     """Batched (the default), a seed's numbers depend on its batch, so the runner plays the seed's whole
     aligned block of SEED_BLOCK seeds: seed 3 alone, seeds 0..11 in one job and the split [0, 5), [5, 12)
-    give the same bits; seed_by_seed: true declares no block."""
+    give the same bits, on a fixed arm set and on per-round contexts; seed_by_seed: true declares no block."""
     from ensemble_bandits import cells, runner
     kw = {"m": 2} if name == "neural_es" else {"T0": 4, "m": 2} if name == "neural_es_anytime" else {}
-    cell = {"env": {"name": "glmes_quadratic", "d": 4, "n_arms": 5}, "horizon": 8,
+    kw.update({"warmup": 3} if env["name"] == "sphere_contexts" else {})
+    cell = {"env": env, "horizon": 8,
             "agent": {"name": name, "L": 3, "N": 4, "steps": 2, **kw}}
     assert cells.seed_block(cell) == ne.SEED_BLOCK
     assert cells.seed_block({**cell, "agent": {**cell["agent"], "seed_by_seed": True}}) is None
@@ -373,3 +376,90 @@ def test_looking_up_the_neural_agents_imports_no_torch():
             "from ensemble_bandits.envs import ENVIRONMENTS\nENVIRONMENTS['glmes_quadratic'].dimensions({})\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\nprint('ok')\n")
     run_fresh_python(code)
+
+
+# -- per-round contexts: the members' shared first layer, the bucketed history, the compiled step ----
+
+def _random_net(g, B, M, d, N, L=3):
+    shapes = [(N, d)] + [(N, N)] * (L - 2) + [(1, N)]
+    return [torch.as_tensor(g.standard_normal((B, M, o, i))) for o, i in shapes]
+
+
+def test_members_first_layer_as_one_product_equals_the_broadcast_one():
+    """shared_first: the M members' first layers as one product with x, and its gradient as one product
+    of the stacked deltas with x, give the broadcast per-member products' numbers (float64, to rounding)."""
+    g = np.random.default_rng(11)
+    B, M, R, d, N = 2, 3, 7, 5, 4
+    Ws = _random_net(g, B, M, d, N)
+    x = torch.as_tensor(g.standard_normal((B, R, d)))
+    c = torch.as_tensor(g.standard_normal((B, M, R)))
+    f0, acts0 = nn_.forward(Ws, x, 2.0)
+    f1, acts1 = nn_.forward(Ws, x, 2.0, shared_first=True)
+    torch.testing.assert_close(f1, f0, rtol=0, atol=1e-12)
+    assert acts1[1].shape == (B, M, R, N) and acts1[1].is_contiguous()
+    for g1, g0 in zip(nn_.backward(Ws, acts1, c, 2.0, shared_first=True), nn_.backward(Ws, acts0, c, 2.0)):
+        torch.testing.assert_close(g1, g0, rtol=0, atol=1e-12)
+
+
+def test_a_bucketed_history_fits_as_the_unpadded_one():
+    """The fit over a history's whole storage, rows past t at weight zero with zero targets (the bucket
+    a compiled fit runs on), equals the fit over the t rows (float64, to rounding)."""
+    g = np.random.default_rng(12)
+    B, M, t, S, d, N = 2, 3, 9, 16, 5, 4
+    W0 = _random_net(g, B, M, d, N)
+    x = torch.zeros((B, S, d), dtype=F64)
+    x[:, :t] = torch.as_tensor(g.standard_normal((B, t, d)))
+    target = torch.zeros((B, M, S), dtype=F64)
+    target[..., :t] = torch.as_tensor(g.standard_normal((B, M, t)))
+    n = torch.zeros((B, 1, S), dtype=F64)
+    n[..., :t] = 1.0
+    args = (6, 0.01, 4.0, 2.0, True)
+    plain = nn_.descend(W0, W0, x[:, :t], None, target[..., :t], *args)
+    padded = nn_.descend(W0, W0, x, n, target, *args)
+    for a, b in zip(padded, plain):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+def test_a_bucketed_history_grows_in_powers_of_two_whatever_its_horizon():
+    """compiled fits see few shapes: 256, 512, 1024 rows for a horizon of 300 or 700 alike; the plain
+    history stops growing at its horizon."""
+    for T in (300, 700):
+        h, plain = ne.RoundHistory(1, T, 2, F64, "cpu", buckets=True), ne.RoundHistory(1, T, 2, F64, "cpu")
+        sizes = set()
+        for t in range(min(T, 600)):
+            h.add(torch.ones((1, 2), dtype=F64), np.ones(1))
+            plain.add(torch.ones((1, 2), dtype=F64), np.ones(1))
+            sizes.add(h.bucket()[0].shape[1])
+        assert sizes == ({256, 512} if T == 300 else {256, 512, 1024})
+        assert plain.x.shape[1] == T and h.bucket()[1].sum() == min(T, 600)
+
+
+def test_compiled_fit_on_contexts_plays_as_the_eager_one():
+    """compiled: true (the default on CUDA) runs each GD step compiled (torch.compile, here on the CPU)
+    over the history's bucket: the same arms and weights to rounding as the eager fit over the t rows
+    (one compile, some 20-60 s: Neural-ES only; the padding of other agents' offsets is the same line)."""
+    seeds, T = [0, 1], 10
+    kw = dict(m=3, L=3, N=4, steps=3, lr=0.05, dtype="float64", warmup=3)
+
+    def run(compiled):
+        env = ENVIRONMENTS["sphere_contexts"](seeds, d=3, n_arms=4)
+        agent = AGENTS["neural_es"](env.setting, seeds, T, compiled=compiled, **kw)
+        return np.stack([r.arms for r in play(env, agent, T)], axis=1), agent
+
+    arms, eager = run(False)
+    arms_c, comp = run(True)
+    assert comp.compiled and not eager.compiled and comp.history.x.shape[1] == 256   # the first bucket
+    assert np.array_equal(arms_c, arms)
+    for a, b in zip(comp.W, eager.W):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
+
+
+def test_context_cells_of_the_neural_agents_are_revision_2():
+    """The shared first layer changed the per-round-context cells' numbers (to rounding) only: their
+    stamp says revision 2, the fixed-arm cells' (committed) stays revision 1."""
+    from ensemble_bandits.cells import algorithms_stamp
+    for name in ("neural_es", "neural_es_anytime", "neural_ts"):
+        assert algorithms_stamp({"env": {"name": "uci_classification"}, "agent": {"name": name}}).endswith(
+            f"{name} revision 2")
+        assert algorithms_stamp({"env": {"name": "glmes_quadratic"}, "agent": {"name": name}}).endswith(
+            f"{name} revision 1")

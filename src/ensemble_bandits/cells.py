@@ -208,11 +208,12 @@ def group_seed_bytes(cells: list) -> float:
 
 def algorithms_stamp(cell: dict) -> str:
     """The version of the numbers a cell's run gives: the library's ALGORITHMS_VERSION and, when its
-    agent class has been revised since (``revision`` > 0), that class's revision."""
+    agent class has been revised since, that class's revision on the cell's action space (``revision_of``)."""
     from . import ALGORITHMS_VERSION
 
     cls = AGENTS.get(cell.get("agent", {}).get("name"))
-    revision = getattr(cls, "revision", 0)
+    env = ENVIRONMENTS.get(cell.get("env", {}).get("name"))
+    revision = cls.revision_of(env.action_space) if cls is not None and env is not None else getattr(cls, "revision", 0)
     return f"{ALGORITHMS_VERSION}; {cls.name} revision {revision}" if revision else ALGORITHMS_VERSION
 
 

@@ -51,6 +51,12 @@ class AgentClass:
     action_spaces: tuple[str, ...] = tuple(ACTION_SPACES)
 
     @classmethod
+    def revision_of(cls, action_space: str) -> int:
+        """The revision of the class's numbers on ``action_space`` (:attr:`revision`, unless a change
+        altered the numbers of one action space only)."""
+        return cls.revision
+
+    @classmethod
     def check_action_space(cls, action_space: str) -> None:
         """A ValueError unless the agent can play ``action_space`` (:func:`check_action_space`)."""
         check_action_space(cls, action_space)

@@ -161,6 +161,7 @@ def doubling_trick(inner: type, name: str, m_name: str = "m", scale_name: str = 
              "action_spaces": inner.action_spaces, "distribution_params": dict(inner.distribution_params),
              "uses_accelerator": getattr(inner, "uses_accelerator", False),
              "revision": getattr(inner, "revision", 0),          # the inner agent's numbers are its numbers
+             "revision_of": inner.revision_of,
              # the runner splits the regret of warm-up rounds from the rest (column ``regret_warmup``)
              "records_warmup": hasattr(inner, "in_warmup"),
              # found by name where the inner class's module binds it (pickling: a job's checkpoint)

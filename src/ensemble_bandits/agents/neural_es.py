@@ -56,7 +56,15 @@ only) | ``random`` (uniform arms from the stream ``warmup_arms``, as GLM-ES's op
 ceil(d/2) and floor(d/2) columns, the second the first's leading columns, glmes-A12: 32 and 31 for the UCI
 Shuttle's 63) | standard (N(0, 2/fan_in), no symmetry); ``symmetric_input`` False | True (feed
 [x; x]/sqrt(2), so f(x; theta_0) = 0 as the theory's Remark 5.9 wants, glmes-A12's alternative; the input
-dimension doubles).
+dimension doubles); ``compiled`` None (True on a CUDA device) | True | False: the GPU-shaped fit, each GD
+step compiled by ``torch.compile`` (on CUDA replayed as one CUDA graph, :func:`.neural_net.compiled_step`)
+over static shapes: on per-round contexts the history's storage in power-of-two buckets, its rows past
+t at weight zero with zero targets (:meth:`RoundHistory.bucket`; the same fit, to rounding).
+
+On per-round contexts the members share each fit row, so their first layers run as one product
+(``shared_first``, :func:`.neural_net._first_layer`; 1.3x a GD step over 1,000-5,000 rows of 10 seeds x
+10 members on the CPU): revision 2 of those cells, whose float32 numbers it may round differently; on a
+fixed arm set the products stay per member (the committed figures' numbers).
 
 Randomness: theta_0 from (seed, agent/<name>/init), perturbations, member choices, random warm-up
 arms and posterior draws from their own per-seed streams (:mod:`ensemble_bandits.rng`), drawn in numpy
@@ -131,19 +139,23 @@ def _concat(parts):
 
 class RoundHistory:
     """The fit's rows on per-round contexts: the pulled inputs x_l (B, t, d_in), a tensor on the agent's
-    device, and the rewards Y_l (B, t) in float64; storage grows by doubling up to the horizon."""
+    device, and the rewards Y_l (B, t) in float64; storage grows by doubling up to the horizon (``buckets``:
+    in powers of two from 256, whatever the horizon, so that a compiled fit sees the same few shapes in
+    every run and in every epoch of the doubling trick)."""
 
-    def __init__(self, B: int, T: int, d_in: int, dtype, device):
+    def __init__(self, B: int, T: int, d_in: int, dtype, device, buckets: bool = False):
         import torch
-        self.torch, self.T, self.t = torch, int(T), 0
-        size = min(self.T, 256)
+        self.torch, self.t = torch, 0
+        self.cap = None if buckets else int(T)                 # the storage's largest size (None: no cap)
+        size = 256 if buckets else min(self.cap, 256)
         self.x = torch.zeros((B, size, d_in), dtype=dtype, device=device)
         self.y = np.zeros((B, size))
 
     def add(self, x, y) -> None:
         """Record the round's pulled inputs ``x`` (B, d_in) and rewards ``y`` (B,)."""
         if self.t == self.y.shape[1]:
-            grow = min(max(self.T, self.t + 1), 2 * self.t) - self.t
+            size = 2 * self.t if self.cap is None else min(max(self.cap, self.t + 1), 2 * self.t)
+            grow = size - self.t
             self.x = self.torch.cat([self.x, self.x.new_zeros((self.x.shape[0], grow, self.x.shape[2]))], dim=1)
             self.y = np.concatenate([self.y, np.zeros((self.y.shape[0], grow))], axis=1)
         self.x[:, self.t] = x
@@ -153,6 +165,14 @@ class RoundHistory:
     def rows(self):
         """Inputs (B, t, d_in) and rewards (B, t) of the past rounds."""
         return self.x[:, :self.t], self.y[:, :self.t]
+
+    def bucket(self):
+        """The whole storage as fit rows of a fixed shape (it grows by doubling, so a run sees about
+        log2(T) shapes): inputs (B, S, d_in), weights (B, 1, S) one for the t past rounds and zero for
+        the rest, rewards (B, S); a zero-weight row with a zero target adds nothing to the fit."""
+        n = self.x.new_zeros((self.x.shape[0], 1, self.x.shape[1]))
+        n[..., :self.t] = 1.0
+        return self.x, n, self.y
 
 
 class NeuralAgent(LinearAgent):
@@ -165,6 +185,12 @@ class NeuralAgent(LinearAgent):
     uses_accelerator = True
     members = 1
     revision = 1        # 1: batched in fixed blocks of SEED_BLOCK seeds by default; structured Neural-TS/UCB widths
+
+    @classmethod
+    def revision_of(cls, action_space: str) -> int:
+        """2 on per-round contexts (the members' first layer as one product, ``neural_net._first_layer``),
+        else :attr:`revision`."""
+        return 2 if action_space == "contexts" else cls.revision
 
     @classmethod
     def seed_block(cls, spec: dict) -> int | None:
@@ -205,7 +231,7 @@ class NeuralAgent(LinearAgent):
                  lr: float = 0.01, loss_scale: str = "mean", warm_start: bool = True, warmup: int | None = None,
                  warmup_design: str | None = None, warmup_fit: str = "per_round", init: str = "block",
                  symmetric_input: bool = False, dtype: str = "float32", device: str = "cpu",
-                 seed_by_seed: bool = False):
+                 seed_by_seed: bool = False, compiled: bool | None = None):
         super().__init__(setting, seeds, horizon)
         import torch
         self.torch = torch
@@ -240,12 +266,14 @@ class NeuralAgent(LinearAgent):
         self.theta0 = [self.tensor(flat[:, a:b].reshape(self.B, 1, o, i))
                        for (o, i), a, b in zip(shapes, offs[:-1], offs[1:])]
         self.M = int(self.members)
+        # the GPU-shaped fit (module docstring): compiled GD steps over static shapes
+        self.compiled = self.device.type == "cuda" if compiled is None else bool(compiled)
         self.W = [w.expand(-1, self.M, -1, -1).clone() for w in self.theta0]
         if self.per_arm:
             self.n = np.zeros((self.B, self.K))                # pull counts
             self.s = np.zeros((self.B, self.K))                # reward sums
         else:
-            self.history = RoundHistory(self.B, self.T, self.d_in, self.dtype, self.device)
+            self.history = RoundHistory(self.B, self.T, self.d_in, self.dtype, self.device, self.compiled)
         self.t_obs = 0
         # MKL's summation order in a product depends on its batch size and on memory alignment
         # (batched, Neural-UCB/TS's regret at d = 20, K = 50 differed between seeds {0, 1, 2} and {1}
@@ -287,6 +315,8 @@ class NeuralAgent(LinearAgent):
         (fixed arm set), or the t past rounds (per-round contexts)."""
         if self.per_arm:
             return self.inputs(obs), self.tensor(self.n).unsqueeze(1), self.s
+        if self.compiled:                                      # the history's bucket, zero-weight padding
+            return self.history.bucket()
         x, y = self.history.rows()
         return x, None, y
 
@@ -299,11 +329,13 @@ class NeuralAgent(LinearAgent):
         with target offsets ``P`` (module docstring; :func:`descend`)."""
         x, n, y = rows
         target = self.tensor(y).unsqueeze(1)                   # (B, 1, R)
-        if P is not None:
-            target = target + self.tensor(P)
+        if P is not None:                                      # (a bucket's padded rows: zero offsets)
+            target = target + self.tensor(np.pad(P, ((0, 0), (0, 0), (0, target.shape[-1] - P.shape[-1]))))
         div = float(max(self.t_obs, 1)) if self.loss_scale == "mean" else 1.0
         lr, reg = self.lr / div, self.lam * self.N
-        return self.per_seed(lambda W, W0, *data: descend(W, W0, *data, self.steps, lr, reg, self.out_scale),
+        shared = not self.per_arm                              # revision 2 of the per-round-context cells
+        return self.per_seed(lambda W, W0, *data: descend(W, W0, *data, self.steps, lr, reg, self.out_scale,
+                                                          shared, self.compiled),
                              weights, self.theta0, x, n, target)
 
     def fit(self, t, obs):
