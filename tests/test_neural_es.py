@@ -454,6 +454,28 @@ def test_compiled_fit_on_contexts_plays_as_the_eager_one():
         torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
 
 
+def test_a_compiler_that_cannot_run_falls_back_to_the_eager_step(monkeypatch, capsys):
+    """Without a working compiler (no Triton on a GPU, no C++ compiler) the first compiled step says so
+    and the fit goes on eagerly, with the eager numbers."""
+    def broken(fn, **kw):
+        def call(*args):
+            raise RuntimeError("Cannot find a working triton installation\nmore")
+        return call
+
+    monkeypatch.setattr(torch, "compile", broken)
+    monkeypatch.setattr(nn_, "_COMPILED", {})
+    g = np.random.default_rng(13)
+    W0 = _random_net(g, 2, 3, 4, 4)
+    x = torch.as_tensor(g.standard_normal((2, 5, 4)))
+    target = torch.as_tensor(g.standard_normal((2, 3, 5)))
+    args = (3, 0.01, 4.0, 2.0, True)
+    out = nn_.descend(W0, W0, x, None, target, *args, compiled=True)
+    err = capsys.readouterr().err
+    assert err.count("torch.compile failed on cpu (RuntimeError: Cannot find a working triton installation)") == 1
+    for a, b in zip(out, nn_.descend(W0, W0, x, None, target, *args)):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
 def test_context_cells_of_the_neural_agents_are_revision_2():
     """The shared first layer changed the per-round-context cells' numbers (to rounding) only: their
     stamp says revision 2, the fixed-arm cells' (committed) stays revision 1."""

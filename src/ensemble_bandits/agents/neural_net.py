@@ -10,6 +10,7 @@ W (N/2 x N/2) iid N(0, 4/N) for 2 <= l <= L-1; W_L = (w, -w), w (1 x N/2) iid N(
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -169,12 +170,28 @@ _COMPILED = {}
 
 def compiled_step(device):
     """:func:`gd_step` compiled by ``torch.compile`` for ``device`` (static shapes; on CUDA in mode
-    "reduce-overhead", which replays the step's kernels as one CUDA graph), built once per process."""
+    "reduce-overhead", which replays the step's kernels as one CUDA graph), built once per process.
+    Where the compiler cannot run (no C++ compiler or Triton), the first call says so on stderr and
+    the process goes on with the eager step (the same fit to rounding)."""
     import torch
     kind = torch.device(device).type
     if kind not in _COMPILED:
         mode = "reduce-overhead" if kind == "cuda" else None
-        _COMPILED[kind] = torch.compile(gd_step, dynamic=False, mode=mode)
+        fn = torch.compile(gd_step, dynamic=False, mode=mode)
+
+        def first_call(*args):
+            try:
+                out = fn(*args)
+            except Exception as exc:                           # the compiler's; a real error recurs eagerly
+                print(f"neural_net: torch.compile failed on {kind} ({type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0] if str(exc) else ''}); the GD steps run uncompiled",
+                      file=sys.stderr, flush=True)
+                _COMPILED[kind] = gd_step
+                return gd_step(*args)
+            _COMPILED[kind] = fn
+            return out
+
+        _COMPILED[kind] = first_call
     return _COMPILED[kind]
 
 
@@ -188,12 +205,12 @@ def descend(weights, theta0, x, n, target, steps: int, lr: float, reg: float, ou
     arithmetic up to rounding (the compiler may fuse and reorder)."""
     import torch
     W = [w.clone() for w in weights]
-    step = compiled_step(x.device) if compiled else gd_step
     if compiled:
         lr = torch.tensor(lr, dtype=x.dtype, device=x.device)
     for _ in range(steps):
         if compiled and x.device.type == "cuda":
             torch.compiler.cudagraph_mark_step_begin()
+        step = compiled_step(x.device) if compiled else gd_step
         W = step(W, theta0, x, n, target, lr, reg, out_scale, shared_first)
     return [w.clone() for w in W] if compiled else W          # out of the graphs' memory pool
 
