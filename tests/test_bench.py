@@ -54,6 +54,20 @@ def test_product_flops_split_by_dtype_for_neural_ts():
     assert sum(flops.values()) == bench_neural.round_flops(cell, 10, 2)
 
 
+def test_contexts_round_grows_exactly_with_the_history_it_fits():
+    """On per-round contexts a round's GD products run over the t past rounds: Neural-PHE's round at
+    t = 41 counts exactly 20 rows more than at t = 21, each row 2 flops x (forward d N + N N; backward
+    N (output) + N (its delta) + N N (W_2) + N N (delta_1) + N d (W_1)) per step and seed; both rounds timed."""
+    d, N, steps, seeds = 3, 4, 2, 2
+    cell = {"env": {"name": "sphere_contexts", "d": d, "n_arms": 4}, "horizon": 60,
+            "agent": {"name": "neural_phe", "L": 3, "N": N, "steps": steps, "warmup": 5}}
+    out = bench_neural.contexts_round(cell, seeds, at=(21, 41), rounds=1)
+    assert set(out) == {21, 41} and all(secs > 0 for secs, _ in out.values())
+    f21, f41 = (sum(bench_neural.product_flops(out[t][1]).values()) for t in (21, 41))
+    per_row = 2 * (d * N + N * N + N + N + N * N + N * N + N * d)
+    assert f41 - f21 == 20 * per_row * steps * seeds and f21 > 0
+
+
 def test_bench_page_holds_the_output_under_the_command_that_made_it(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "_run", lambda args: print(f"section output (readings={args.readings})"))
     page = tmp_path / "benchmark.md"

@@ -41,6 +41,12 @@
    first update, the round's MFLOP (its matrix products, forward and backward, as torch counts them), the
    limit (those flops at a single-thread fp32 matmul's rate, measured in the same run), their ratio,
    and the figure's CPU-hours under that reading by the cost model.
+
+11. and 12. (also alone: --glmes) the glmes neural agents against their flop limit: on the fixed arm
+   sets of glmes-fig1d, 1e, 2d and 4b (us per seed-round, the round's product flops, the limit at the
+   measured fp32 / fp64 matmul rates, the ratio, the products alone at their shapes), and on the UCI
+   bandits of glmes-fig5a-c, whose rounds grow with t: the same at t = 1,000 and 5,000, and each
+   cell's paper-scale CPU-hours from those two rounds beside the cost model's.
 """
 from __future__ import annotations
 
@@ -51,7 +57,7 @@ import sys
 
 import numpy as np
 
-from .bench_neural import glmes_section, neural_section, readings_section, text_section
+from .bench_neural import contexts_section, glmes_section, neural_section, readings_section, text_section
 from .bench_numpy import (AGENTS, GRIDS, SHARED_GROUP, estimate, estimate_shared, glm_es_per_round, members_section,
                           per_step, phe_fig1_paper, shared_section)
 
@@ -65,7 +71,8 @@ def main(argv=None):
     p.add_argument("--members", action="store_true", help="linear Ensemble++'s member work only (section 9)")
     p.add_argument("--readings", action="store_true", help="neural Ensemble++ per reading only (section 10)")
     p.add_argument("--glmes", action="store_true",
-                   help="the glmes neural agents on fixed arm sets against their flop limit only (section 11)")
+                   help="the glmes neural agents against their flop limit only: on fixed arm sets (section 11) "
+                        "and on the UCI bandits (section 12)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="torch device of sections 7 and 8")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--page", default=None, metavar="FILE",
@@ -103,6 +110,7 @@ def _run(args):
         return
     if args.glmes:
         glmes_section(args.device)
+        contexts_section(args.device)
         return
     print("\n1. microseconds per (instance, round), d = 20, K = 100, 100 seeds batched, T = 2000")
     print(f"   {'agent':22s} {'median':>8s} {'rounds 10-20%':>14s} {'rounds 90-100%':>15s}")
@@ -133,6 +141,7 @@ def _run(args):
     members_section()
     readings_section(args.device)
     glmes_section(args.device)
+    contexts_section(args.device)
 
 
 if __name__ == "__main__":

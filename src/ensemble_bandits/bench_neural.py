@@ -1,6 +1,7 @@
-"""Speed benchmark of the torch agents (sections 7, 8, 10 and 11 of :mod:`bench`): neural Ensemble++
+"""Speed benchmark of the torch agents (sections 7, 8, 10, 11 and 12 of :mod:`bench`): neural Ensemble++
 and Neural-ES per round, the text bandit's heads and backbone, each round's matrix products against a
-single-thread matmul's rate, and the cost model's CPU-hours of every neural figure beside measured ones."""
+single-thread matmul's rate (on fixed arm sets and, growing with t, on the UCI bandits), and the cost
+model's CPU-hours of every neural figure beside measured ones."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -128,17 +129,19 @@ def neural_section(device: str = "cpu"):
 
 def matmul_rate(n: int = 256, repeats: int = 30, device: str = "cpu", dtype=None) -> float:
     """FLOP/s of one matrix product (n x n) @ (n x n) (fp32 unless ``dtype``) on one thread: the best of
-    ``repeats`` (2 n^3 flops each), the limit a round's arithmetic is held against."""
+    ``repeats`` (2 n^3 flops each), the limit a round's arithmetic is held against.  On the CPU timed
+    in CPU time, as the rounds held against it, so that other processes on the cores do not lower it."""
     import torch
 
     dtype = dtype or torch.float32
+    clock = time.process_time if device == "cpu" else time.perf_counter
     a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(10):
             (a @ b).sum().item() if device != "cpu" else a @ b
-        best = min(best, (time.perf_counter() - t0) / 10)
+        best = min(best, (clock() - t0) / 10)
     return 2 * n ** 3 / best
 
 
@@ -165,15 +168,14 @@ def _play_round_under(cell: dict, seeds: int, skip: int, mode) -> None:
         next(rounds)
 
 
-def round_products(cell: dict, seeds: int, skip: int) -> list:
-    """The matrix products of round ``skip`` + 1 of a batch of ``seeds`` (as :func:`round_flops`), forward
-    and backward: per call the aten op and its arguments, a tensor as (shape, stride, dtype)."""
+def _recorder(calls: list):
+    """A torch dispatch mode that runs every op and appends each matrix product to ``calls``: the aten
+    op and its arguments, a tensor as (shape, stride, dtype)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     aten = torch.ops.aten
     products = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
-    calls = []
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -182,7 +184,14 @@ def round_products(cell: dict, seeds: int, skip: int) -> list:
                                      else a for a in args], dict(kwargs or {})))
             return func(*args, **(kwargs or {}))
 
-    _play_round_under(cell, seeds, skip, Record())
+    return Record()
+
+
+def round_products(cell: dict, seeds: int, skip: int) -> list:
+    """The matrix products of round ``skip`` + 1 of a batch of ``seeds`` (as :func:`round_flops`), forward
+    and backward (:func:`_recorder`)."""
+    calls = []
+    _play_round_under(cell, seeds, skip, _recorder(calls))
     return calls
 
 
@@ -349,3 +358,79 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
             mm = 1e3 * products_ms(calls, device, repeats=3, clock=clock) / seeds
             print(f"   {fid:12s} {s['curve'][:18]:18s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
                   f"{us / limit:6.2f} {mm:7.0f} {mm / limit:8.2f}", flush=True)
+
+
+GLMES_CONTEXTS = ("glmes-fig5a", "glmes-fig5b", "glmes-fig5c")
+
+
+def contexts_round(cell: dict, seeds: int, at=(1_000, 5_000), rounds: int = 2, data_dir=None, clock=time.process_time):
+    """A glmes neural agent of ``cell`` on per-round contexts, one batch of ``seeds``: at each t of ``at``
+    (the rounds before played without GD steps: the same history, :func:`bench_numpy.per_round_growth`'s
+    way), the round's matrix products recorded (:func:`_recorder`), then ``rounds`` rounds timed by
+    ``clock``: {t: (seconds per round of the batch, the recorded products)}."""
+    ids = list(range(seeds))
+    env = make_env(cell["env"], ids, data_dir)
+    agent = make_agent(cell["agent"], env.setting, ids, max(at) + rounds + 1)
+    steps, rounds_played, t, out = agent.steps, play(env, agent, max(at) + rounds + 1), 0, {}
+    for start in sorted(at):
+        agent.steps = 0
+        while t < start - 1:
+            next(rounds_played)
+            t += 1
+        agent.steps, calls = steps, []
+        with _recorder(calls):
+            next(rounds_played)
+        times = []
+        for _ in range(rounds):
+            c0 = clock()
+            next(rounds_played)
+            times.append(clock() - c0)
+        t += rounds + 1
+        out[start] = (statistics.median(times), calls)
+    return out
+
+
+def contexts_section(device: str = "cpu", seeds: int = 10, at=(1_000, 5_000), rounds: int = 2):
+    """Section 12: the glmes neural agents on the UCI bandits (:data:`GLMES_CONTEXTS`), whose GD steps run
+    over the t past rounds, so a round's cost grows with t: CPU microseconds per seed-round at each t of
+    ``at`` (:func:`contexts_round`), the round's product flops per seed, the limit at this machine's
+    matmul rates and the ratio; then each cell's CPU-hours at paper scale from the measured rounds
+    (a round's cost linear in t through the two points, summed over the horizon) beside the cost model's."""
+    import torch
+
+    from . import costs
+    from .cells import uses_torch
+    from .paths import project_root
+
+    torch.set_num_threads(1)
+    rates = {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
+    clock = time.process_time if device == "cpu" else time.perf_counter
+    data_dir = str((project_root() or Path.cwd()) / "resources" / "data")
+    print(f"\n12. glmes neural agents on the UCI bandits (per-round contexts), {device} (torch {torch.__version__}, "
+          f"1 thread), {seeds} seeds batched, CPU time of a round at t (the rounds before played without GD steps); "
+          f"limit = the round's product flops at the matmul rates measured now, fp32 {rates[torch.float32] / 1e9:.1f} "
+          f"and fp64 {rates[torch.float64] / 1e9:.1f} GFLOP/s; CPU-h = the cell at paper scale, measured (cost linear "
+          f"in t through the two points) and by the cost model", flush=True)
+    print(f"   {'figure':12s} {'curve':11s} {'t':>5s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} "
+          f"{'limit us':>9s} {'ratio':>6s} {'CPU-h':>6s} {'model':>6s}", flush=True)
+    entries = registry.load_registry()
+    for fid in GLMES_CONTEXTS:
+        fig = registry.resolve(entries[fid], "paper", {})
+        for s in fig["series"]:
+            cell = {**s["cell"], "agent": _on(s["cell"]["agent"], device)}
+            if not uses_torch(cell):
+                continue
+            points = contexts_round(cell, seeds, at, rounds, data_dir, clock)
+            (t1, (c1, _)), (t2, (c2, _)) = sorted(points.items())
+            slope = (c2 - c1) / (t2 - t1)
+            T, blocks = int(cell["horizon"]), -(-int(s["seeds"]) // seeds)
+            hours = blocks * (T * (c1 - slope * t1) + slope * T * (T + 1) / 2) / 3600
+            model = costs.cell_cost_seconds(s["cell"], int(s["seeds"])) / 3600
+            for n, (t, (secs, calls)) in enumerate(sorted(points.items())):
+                flops = product_flops(calls)
+                f32, f64 = (flops.get(k, 0.0) / seeds for k in (torch.float32, torch.float64))
+                limit = 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+                us = 1e6 * secs / seeds
+                tail = f" {hours:6.1f} {model:6.1f}" if n else ""
+                print(f"   {fid:12s} {s['curve'][:11]:11s} {t:5d} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} "
+                      f"{limit:9.0f} {us / limit:6.2f}{tail}", flush=True)
