@@ -322,6 +322,21 @@ def product_flops(calls: list) -> dict:
     return out
 
 
+def matmul_rates(device: str = "cpu") -> dict:
+    """{dtype: :func:`matmul_rate`} for float32 and float64."""
+    import torch
+    return {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
+
+
+def flop_limit(calls: list, seeds: int, rates: dict) -> tuple:
+    """(fp32 flops, fp64 flops, microseconds at ``rates``) per seed of the products ``calls`` of a batch
+    of ``seeds`` (:func:`product_flops`, :func:`matmul_rates`)."""
+    import torch
+    flops = product_flops(calls)
+    f32, f64 = (flops.get(k, 0.0) / seeds for k in (torch.float32, torch.float64))
+    return f32, f64, 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+
+
 def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: int = 2):
     """Section 11: the glmes neural agents on their fixed arm sets (the paper-scale cells of
     :data:`GLMES_FIXED_ARM`), one block of ``seeds`` batched: CPU microseconds per seed-round (process
@@ -332,7 +347,7 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
     import torch
 
     torch.set_num_threads(1)
-    rates = {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
+    rates = matmul_rates(device)
     print(f"\n11. glmes neural agents on fixed arm sets, {device} (torch {torch.__version__}, 1 thread), {seeds} seeds "
           f"batched (the default: fixed seed blocks), CPU time of rounds {skip + 1}-{skip + rounds} (a round's work is "
           f"flat in t); limit = the round's product flops at the matmul rates measured now (256 x 256, best of 30), "
@@ -352,9 +367,7 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
             us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1,
                                     clock=clock) / seeds
             calls = round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip)
-            flops = product_flops(calls)
-            f32, f64 = (flops.get(t, 0.0) / seeds for t in (torch.float32, torch.float64))
-            limit = 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+            f32, f64, limit = flop_limit(calls, seeds, rates)
             mm = 1e3 * products_ms(calls, device, repeats=3, clock=clock) / seeds
             print(f"   {fid:12s} {s['curve'][:18]:18s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
                   f"{us / limit:6.2f} {mm:7.0f} {mm / limit:8.2f}", flush=True)
@@ -403,7 +416,7 @@ def contexts_section(device: str = "cpu", seeds: int = 10, at=(1_000, 5_000), ro
     from .paths import project_root
 
     torch.set_num_threads(1)
-    rates = {torch.float32: matmul_rate(device=device), torch.float64: matmul_rate(device=device, dtype=torch.float64)}
+    rates = matmul_rates(device)
     clock = time.process_time if device == "cpu" else time.perf_counter
     data_dir = str((project_root() or Path.cwd()) / "resources" / "data")
     print(f"\n12. glmes neural agents on the UCI bandits (per-round contexts), {device} (torch {torch.__version__}, "
@@ -427,9 +440,7 @@ def contexts_section(device: str = "cpu", seeds: int = 10, at=(1_000, 5_000), ro
             hours = blocks * (T * (c1 - slope * t1) + slope * T * (T + 1) / 2) / 3600
             model = costs.cell_cost_seconds(s["cell"], int(s["seeds"])) / 3600
             for n, (t, (secs, calls)) in enumerate(sorted(points.items())):
-                flops = product_flops(calls)
-                f32, f64 = (flops.get(k, 0.0) / seeds for k in (torch.float32, torch.float64))
-                limit = 1e6 * (f32 / rates[torch.float32] + f64 / rates[torch.float64])
+                f32, f64, limit = flop_limit(calls, seeds, rates)
                 us = 1e6 * secs / seeds
                 tail = f" {hours:6.1f} {model:6.1f}" if n else ""
                 print(f"   {fid:12s} {s['curve'][:11]:11s} {t:5d} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} "
