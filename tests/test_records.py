@@ -30,7 +30,8 @@ def test_committed_report_lists_every_recorded_id():
 
 def test_pending_run_files_are_current_paper_cells_with_their_logs():
     """figures/paper/pending (a paper-scale figure run over several sessions): every kept run file
-    is a cell of today's registry at paper scale (or of a pending reading), under that cell's key, with
+    is a cell of today's registry at paper scale (or of a pending reading, or of a timing figure with one:
+    its curves are timed again beside the reading's, docs/performance.md), under that cell's key, with
     its job's log, and a figure of it is not committed yet, or committed with an archive that does not cover
     it (e.g. a panel added since: its files leave pending when an archive covers them), or committed with a
     record whose runs were made by uncommitted code (its rerun from a commit is being carried: docs/scales.md)."""
@@ -53,6 +54,8 @@ def test_pending_run_files_are_current_paper_cells_with_their_logs():
             owners.setdefault(s["key"], set()).add(fid)
             cells[s["key"]] = s["cell"]
         waiting |= {s["key"] for s in fig.get("pending_series", [])}
+        if fig.get("pending_series") and all(s["cell"].get("timing") == "unbatched" for s in fig["series"]):
+            waiting |= {s["key"] for s in fig["series"]}     # a timing figure's curves, timed again beside it
     runs = sorted((pending / "runs").glob("*/seeds-*.npz"))
     assert runs
     for run in runs:
