@@ -137,3 +137,48 @@ def test_the_cli_refuses_another_jobs_checkpoint_in_one_line(tmp_path):
     assert res.returncode != 0
     last = res.stderr.strip().splitlines()[-1]
     assert "another job's" in last and str(ckpt) in last and "Traceback" not in res.stderr
+
+
+def _run_file(tmp_path, cell, first, end):
+    from ensemble_bandits.registry import cell_key
+
+    out = tmp_path / "runs" / cell_key(cell) / f"seeds-{first}-{end}.npz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    runner.simulate_job(cell, list(range(first, end)), out)
+    return out
+
+
+def test_seeds_another_job_played_are_taken_and_the_job_gives_one_jobs_numbers(tmp_path):
+    """Seeds 0-19 of a fixed-block agent (blocks 0-9, 10-19): stopped inside block 0, block 10-19 taken
+    from another job's run file (`cli adopt`), resumed: the numbers of one uninterrupted job."""
+    from ensemble_bandits.checkpoint import adopt_runs
+
+    cell, seeds = CELLS["neural_es"], list(range(20))
+    whole = runner.simulate_columns(cell, seeds)
+    ident, path = str(identity_of(cell, seeds)), tmp_path / "job.ckpt"
+    with stopping_at(cell, 6), pytest.raises(Stop):
+        runner.simulate_columns(cell, seeds, checkpoint=Checkpoint(path, ident, every=0.0))
+    other = _run_file(tmp_path, cell, 10, 20)
+    assert adopt_runs(path, [other]) == [list(range(10, 20))]
+    ckpt = Checkpoint(path, ident, every=0.0)
+    assert ckpt.load() and sorted(ckpt.done) == [10] and ckpt.batch[0] == list(range(10))
+    resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
+    assert whole.keys() == resumed.keys()
+    for key in whole:
+        if key != "seconds":
+            assert np.array_equal(whole[key], resumed[key]), key
+
+
+def test_adopt_refuses_another_cells_run_and_a_run_that_holds_no_whole_batch(tmp_path):
+    cell, seeds = CELLS["neural_es"], list(range(20))
+    path = tmp_path / "job.ckpt"
+    Checkpoint(path, str(identity_of(cell, seeds))).save()
+    foreign = _run_file(tmp_path, CELLS["lints"], 10, 12)
+    partial = _run_file(tmp_path, cell, 12, 14)           # seeds 12-13 of block 10-19: no whole batch
+    for run, says in ((foreign, "is not a run of cell"), (partial, "no whole batch")):
+        res = subprocess.run([sys.executable, "-m", "ensemble_bandits.cli", "adopt", "--checkpoint", str(path),
+                              str(run)], capture_output=True, text=True)
+        assert res.returncode != 0 and "Traceback" not in res.stderr
+        last = res.stderr.strip().splitlines()[-1]
+        assert last.startswith("adopt: ") and says in last, last
+    assert Checkpoint(path, str(identity_of(cell, seeds))).load()      # left as it was

@@ -52,7 +52,7 @@ def test_every_subcommand_has_help_text():
 def test_help_lists_the_user_commands_before_the_workflow_ones():
     res = _cli("--help", cwd=ROOT)
     listed = re.search(r"\{([a-z,-]+)\}", res.stdout).group(1).split(",")
-    user, workflow = ["estimate", "progress", "timings", "data"], ["simulate", "simulate-group", "aggregate",
+    user, workflow = ["estimate", "progress", "timings", "data", "adopt"], ["simulate", "simulate-group", "aggregate",
                                                                    "publish", "claims", "report"]
     assert listed == user + workflow, listed
     assert res.stdout.index("For users:") < res.stdout.index("Run by the workflow's rules")

@@ -288,6 +288,7 @@ VALID_GUARDS = {
     "test_stopped_at_a_random_round_resumes_bit_identically",     # test_checkpoint.py: resumes, not refusals
     "test_a_finished_batch_is_not_played_again",
     "test_a_finished_fixed_block_of_a_partial_job_is_not_played_again",
+    "test_seeds_another_job_played_are_taken_and_the_job_gives_one_jobs_numbers",
     "test_a_killed_job_rerun_resumes_and_writes_the_uninterrupted_numbers",
     "test_limits_anchors_aliases_and_merge_keys_of_the_real_registry_still_load",
     "test_limits_the_writer_still_replaces_a_file_and_a_link_to_a_file",

@@ -145,6 +145,66 @@ def _describe(identity) -> str:
             f"T={identity.get('horizon')}")
 
 
+def adopt_runs(path, run_files: list) -> list:
+    """Take the seeds other jobs of the same cell played (their run files ``run_files``, each with
+    its ``cell.json`` beside it) as finished batches of the *stopped* job whose checkpoint is ``path``,
+    so that a long cell's seeds can be played by several jobs side by side; the job, started again,
+    then writes its run file from the checkpoint, with the numbers one job gives (a seed's numbers do
+    not depend on how jobs split).  Only whole batches of the job (:func:`runner.job_batches`) not yet
+    done are taken.  A CheckpointError unless the checkpoint is of this algorithms version, each run
+    file is its cell's (key, algorithms version, horizon and seeds: :func:`tables.check_identity`)
+    and some batch is taken.  Returns the seed lists taken, in order."""
+    import numpy as np
+
+    from .cells import algorithms_stamp
+    from .registry import cell_key
+    from .runner import job_batches
+    from .tables import CacheError, read_run
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            identity = json.loads(fh.readline().decode("utf-8")).get("identity")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        identity = None
+    if not isinstance(identity, dict) or not {"key", "seeds", "algorithms"} <= set(identity):
+        raise CheckpointError(f"checkpoint {path} has no readable header: not a checkpoint of this project, or damaged")
+    ckpt = Checkpoint(path, json.dumps(identity))
+    ckpt.load()
+    cell, played = None, {}
+    for run in map(Path, run_files):
+        try:
+            other = json.loads((run.parent / "cell.json").read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            raise CheckpointError(f"run file {run}: no readable cell.json beside it") from None
+        if not isinstance(other, dict) or cell_key(other) != identity["key"]:
+            raise CheckpointError(f"run file {run} is not a run of cell {identity['key']} (the checkpoint's)")
+        if identity["algorithms"] != algorithms_stamp(other):
+            raise CheckpointError(f"checkpoint {path} is of algorithms {identity['algorithms']!r}, this code gives "
+                                  f"{algorithms_stamp(other)!r}: stale; delete it to start the job afresh")
+        try:
+            df = read_run(run, other)
+        except CacheError as err:
+            raise CheckpointError(str(err)) from None
+        cell = other
+        for seed, rows in df.groupby("seed", sort=False):
+            played[int(seed)] = {k: rows[k].to_numpy() for k in df.columns}
+    taken = []
+    for block, keep in job_batches(cell, list(range(*identity["seeds"]))) if cell else []:
+        asked = block if keep is None else [block[i] for i in keep]
+        if block[0] in ckpt.done or not set(asked) <= set(played):
+            continue
+        ckpt.done[block[0]] = {k: np.concatenate([played[s][k] for s in asked]) for k in played[asked[0]]}
+        if ckpt.batch is not None and list(ckpt.batch[0]) == list(block):
+            ckpt.batch = None
+        taken.append(asked)
+    if not taken:
+        raise CheckpointError(f"the run files hold no whole batch of the job {_describe(identity)} that its "
+                              f"checkpoint {path} lacks: nothing to take")
+    ckpt.save(ckpt.batch)
+    return taken
+
+
 def job_checkpoint(path, identity: str, every: float | None = None) -> Checkpoint:
     """The checkpoint ``path`` of a simulate job of ``identity`` (:func:`cells.identity_of`), saved
     every ``every`` seconds (default :data:`CHECKPOINT_MINUTES`, or the environment's

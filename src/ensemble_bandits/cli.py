@@ -6,6 +6,7 @@ For users:
     ensemble-bandits progress --scale paper              a run in progress: done per figure, time left, running jobs
     ensemble-bandits timings --scale paper               measured wall and CPU time of the simulations that ran
     ensemble-bandits data check                          SHA-256 of every dataset file (data fetch: download)
+    ensemble-bandits adopt --checkpoint CKPT RUN...      a stopped job takes the seeds another job of its cell played
 
 Run by the workflow's rules (Snakemake writes these command lines; rarely typed by hand):
 
@@ -81,6 +82,19 @@ def cmd_simulate(args):
         simulate_job(cell, seeds, args.out, args.data_dir, args.device, args.checkpoint, args.checkpoint_every)
     except CheckpointError as err:
         raise SystemExit(f"simulate: {err}") from None
+
+
+def cmd_adopt(args):
+    """Seeds other jobs of the cell played, taken into a stopped job's checkpoint (checkpoint.adopt_runs)."""
+    from .checkpoint import CheckpointError, adopt_runs
+
+    try:
+        taken = adopt_runs(args.checkpoint, args.runs)
+    except CheckpointError as err:
+        raise SystemExit(f"adopt: {err}") from None
+    seeds = ", ".join(f"{b[0]}-{b[-1]}" for b in taken)
+    print(f"adopt: {args.checkpoint} now holds seeds {seeds} as finished batches; run the job again (the same "
+          "Snakemake command) to play what is left and write its run file")
 
 
 def cmd_simulate_group(args):
@@ -248,6 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
     dt.add_argument("--data-dir", default=None, help="default: data_dir of the config")
     dt.add_argument("--configfile", default=DEFAULT_CONFIG, help="the workflow's config (default: %(default)s)")
     dt.set_defaults(fn=cmd_data)
+
+    ad = sub.add_parser("adopt", help="take seeds that other jobs of a cell played (their run files) into a stopped "
+                                      "job's checkpoint, so a long cell's seeds can run side by side")
+    ad.add_argument("--checkpoint", required=True, metavar="FILE",
+                    help="the stopped job's checkpoint (results/<scale>/checkpoints/<key>/seeds-<a>-<b>.ckpt)")
+    ad.add_argument("runs", nargs="+", metavar="RUN",
+                    help="run files of the same cell (runs/<key>/seeds-<c>-<d>.npz, cell.json beside them)")
+    ad.set_defaults(fn=cmd_adopt)
 
     s = sub.add_parser("simulate", help="(workflow) run one job: a cell for a block of seeds -> an .npz run file")
     s.add_argument("--cell", required=True, help="cell spec as JSON")

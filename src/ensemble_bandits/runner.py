@@ -259,10 +259,8 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     if unbatched:
         reps = timing_repeats(cell) if repeats is None else timing_repeats({"timing_repeats": repeats})
         return _timed_columns(cell, seeds, cps, reps, verbose, data_dir)
-    fixed = seed_block(cell)
     parts = []
-    for block, keep in (_fixed_blocks(seeds, fixed) if fixed else
-                        ((b, None) for b in _blocks(seeds, max_batch or batch_size(cell, len(seeds))))):
+    for block, keep in job_batches(cell, seeds, max_batch):
         first = block[0]                              # the batch played: its key in the checkpoint
         if checkpoint is not None and first in checkpoint.done:
             parts.append(checkpoint.done[first])
@@ -277,6 +275,16 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
             checkpoint.finish(first, parts[-1])
             checkpoint.save()
     return _concat(parts)
+
+
+def job_batches(cell: dict, seeds: list, max_batch: int | None = None) -> list:
+    """The batches a (batched) job of ``cell`` over ``seeds`` plays, in order: (the seeds played
+    together, indices of the asked seeds among them, or None for all); a batch's first seed is its key
+    in the job's checkpoint."""
+    fixed = seed_block(cell)
+    if fixed:
+        return list(_fixed_blocks(seeds, fixed))
+    return [(b, None) for b in _blocks(seeds, max_batch or batch_size(cell, len(seeds)))]
 
 
 def _fixed_blocks(seeds: list, k: int):
