@@ -30,6 +30,14 @@ CELLS = {
 }
 
 
+def _same_numbers(whole: dict, resumed: dict) -> None:
+    """Every column but the wall time bit-identical."""
+    assert whole.keys() == resumed.keys()
+    for key in whole:
+        if key != "seconds":
+            assert np.array_equal(whole[key], resumed[key]), key
+
+
 @pytest.mark.parametrize("name", sorted(CELLS))
 def test_stopped_at_a_random_round_resumes_bit_identically(name, tmp_path):
     cell, seeds = CELLS[name], [0, 1, 2]
@@ -42,10 +50,7 @@ def test_stopped_at_a_random_round_resumes_bit_identically(name, tmp_path):
     ckpt = Checkpoint(path, ident, every=0.0)
     assert ckpt.load() and ckpt.batch[4] == stop - 1            # saved after the last round played
     resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
-    assert whole.keys() == resumed.keys()
-    for key in whole:
-        if key != "seconds":
-            assert np.array_equal(whole[key], resumed[key]), key
+    _same_numbers(whole, resumed)
 
 
 def test_a_finished_batch_is_not_played_again(tmp_path):
@@ -163,10 +168,7 @@ def test_seeds_another_job_played_are_taken_and_the_job_gives_one_jobs_numbers(t
     ckpt = Checkpoint(path, ident, every=0.0)
     assert ckpt.load() and sorted(ckpt.done) == [10] and ckpt.batch[0] == list(range(10))
     resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
-    assert whole.keys() == resumed.keys()
-    for key in whole:
-        if key != "seconds":
-            assert np.array_equal(whole[key], resumed[key]), key
+    _same_numbers(whole, resumed)
 
 
 def test_adopt_refuses_another_cells_run_and_a_run_that_holds_no_whole_batch(tmp_path):
