@@ -127,6 +127,7 @@ def test_a_killed_job_rerun_resumes_and_writes_the_uninterrupted_numbers(tmp_pat
     rerun = subprocess.run(_simulate(cell, out, ckpt, 0), env=env, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert "resuming from" in rerun.stderr and not ckpt.exists()
+    assert "the job's earlier runs (to their last saved state)" in rerun.stderr.strip().splitlines()[-1]
     with np.load(ref) as a, np.load(out) as b:
         assert sorted(a.files) == sorted(b.files)
         for key in a.files:
@@ -164,9 +165,15 @@ def test_seeds_another_job_played_are_taken_and_the_job_gives_one_jobs_numbers(t
     with stopping_at(cell, 6), pytest.raises(Stop):
         runner.simulate_columns(cell, seeds, checkpoint=Checkpoint(path, ident, every=0.0))
     other = _run_file(tmp_path, cell, 10, 20)
+    log = tmp_path / "logs" / "simulate" / f"{other.parent.name}-10-20.log"      # the other job's time
+    log.parent.mkdir(parents=True)
+    log.write_text("simulate ...\ndone in 5.0 s (CPU 4.0 s, peak 300 MB)\n")
+    before = Checkpoint(path, ident)
+    assert before.load() and before.spent[1] > 0
     assert adopt_runs(path, [other]) == [list(range(10, 20))]
     ckpt = Checkpoint(path, ident, every=0.0)
     assert ckpt.load() and sorted(ckpt.done) == [10] and ckpt.batch[0] == list(range(10))
+    assert np.allclose(ckpt.spent, (before.spent[0] + 5.0, before.spent[1] + 4.0))     # counted as the job's
     resumed = runner.simulate_columns(cell, seeds, checkpoint=ckpt)
     _same_numbers(whole, resumed)
 

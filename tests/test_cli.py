@@ -132,6 +132,22 @@ def test_a_jobs_done_line_states_wall_cpu_and_peak_memory_and_timings_reads_them
     assert _shared(DONE_IN.search("done in 4.0 s (CPU 3.0 s)"), 2) == (2.0, 1.5, None)
 
 
+def test_a_resumed_jobs_done_line_counts_its_earlier_runs_or_says_it_cannot(tmp_path):
+    """A job resumed from its checkpoint logs its earlier runs' time in its total; resumed from a saved
+    state that does not keep that time, its line says so and timings reads no time from it."""
+    import time as _time
+
+    from ensemble_bandits.joblogs import done_line, logged_seconds
+
+    log = tmp_path / "k-0-10.log"
+    log.write_text("simulate k\n" + done_line(_time.perf_counter(), _time.process_time(), (100.0, 90.0)) + "\n")
+    wall, cpu, _peak = logged_seconds(log)
+    assert 100.0 <= wall < 110.0 and 90.0 <= cpu < 100.0
+    log.write_text("simulate k\n" + done_line(_time.perf_counter(), _time.process_time(), None) + "\n")
+    assert logged_seconds(log) is None and "resumed from a saved state" in log.read_text()
+    assert logged_seconds(tmp_path / "absent.log") is None
+
+
 def test_timings_page_is_the_table_under_its_command(tmp_path):
     project = _project_copy(tmp_path)
     logs = project / "results" / "smoke" / "logs" / "simulate"

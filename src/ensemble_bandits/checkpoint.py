@@ -71,7 +71,9 @@ class Checkpoint:
         self.path, self.identity, self.every = Path(path), json.loads(str(identity)), float(every)
         self.done: dict = {}            # first seed of a finished batch -> its run table (columns)
         self.batch = None               # (seeds, env, agent, record, round) of the running batch
+        self.spent = (0.0, 0.0)         # (wall, CPU) seconds earlier runs of the job played; None: not known
         self._last = time.perf_counter()
+        self._clock = (self._last, time.process_time())
 
     def load(self) -> bool:
         """Read the file if there is one (False if not); a CheckpointError unless it is this job's."""
@@ -98,17 +100,28 @@ class Checkpoint:
                                   "length and SHA-256): delete it to start the job afresh")
         state = loads(zlib.decompress(payload) if header["format"] == 2 else payload)
         self.done, self.batch = state["done"], state["batch"]
+        self.spent = tuple(state["spent"]) if state.get("spent") is not None else None    # older files: not kept
         return True
 
     def due(self) -> bool:
         return time.perf_counter() - self._last >= self.every
 
-    def save(self, batch=None) -> None:
-        """Write the finished batches and ``batch`` (seeds, env, agent, record, round), atomically."""
+    def spent_now(self):
+        """(wall, CPU) seconds the job has played, earlier runs' and this process's since it made this
+        object; None when the earlier runs' are not known (a checkpoint written before it kept them)."""
+        if self.spent is None:
+            return None
+        return (self.spent[0] + time.perf_counter() - self._clock[0],
+                self.spent[1] + time.process_time() - self._clock[1])
+
+    def save(self, batch=None, spent="now") -> None:
+        """Write the finished batches, ``batch`` (seeds, env, agent, record, round) and the seconds
+        spent (default :meth:`spent_now`), atomically."""
         from .atomic import atomic_write
 
         self.batch = batch
-        payload = zlib.compress(dumps({"done": self.done, "batch": batch}), 1)
+        spent = self.spent_now() if spent == "now" else spent
+        payload = zlib.compress(dumps({"done": self.done, "batch": batch, "spent": spent}), 1)
         header = {"format": FORMAT, "identity": self.identity, "bytes": len(payload),
                   "sha256": hashlib.sha256(payload).hexdigest()}
 
@@ -171,7 +184,7 @@ def adopt_runs(path, run_files: list) -> list:
         raise CheckpointError(f"checkpoint {path} has no readable header: not a checkpoint of this project, or damaged")
     ckpt = Checkpoint(path, json.dumps(identity))
     ckpt.load()
-    cell, played = None, {}
+    cell, played, costs, source = None, {}, {}, {}
     for run in map(Path, run_files):
         try:
             other = json.loads((run.parent / "cell.json").read_text())
@@ -187,9 +200,12 @@ def adopt_runs(path, run_files: list) -> list:
         except CacheError as err:
             raise CheckpointError(str(err)) from None
         cell = other
+        logged = _logged_seconds(run)
         for seed, rows in df.groupby("seed", sort=False):
             played[int(seed)] = {k: rows[k].to_numpy() for k in df.columns}
-    taken = []
+            source[int(seed)] = run
+        costs[run] = logged
+    taken, spent, used = [], ckpt.spent, set()
     for block, keep in job_batches(cell, list(range(*identity["seeds"]))) if cell else []:
         asked = block if keep is None else [block[i] for i in keep]
         if block[0] in ckpt.done or not set(asked) <= set(played):
@@ -198,11 +214,25 @@ def adopt_runs(path, run_files: list) -> list:
         if ckpt.batch is not None and list(ckpt.batch[0]) == list(block):
             ckpt.batch = None
         taken.append(asked)
+        used |= {source[s] for s in asked}
+    for run in sorted(used):        # the other jobs' time counts as the job's: `timings` reads one log per run file
+        spent = None if spent is None or costs[run] is None else (spent[0] + costs[run][0], spent[1] + costs[run][1])
     if not taken:
         raise CheckpointError(f"the run files hold no whole batch of the job {_describe(identity)} that its "
                               f"checkpoint {path} lacks: nothing to take")
-    ckpt.save(ckpt.batch)
+    ckpt.save(ckpt.batch, spent)
     return taken
+
+
+def _logged_seconds(run: Path):
+    """(wall, CPU) seconds of the finished job that wrote run file ``run``
+    (``<scale>/runs/<key>/seeds-<a>-<b>.npz``), from its log (``<scale>/logs/simulate/<key>-<a>-<b>.log``),
+    or None when the log or its time is not there."""
+    from .joblogs import logged_seconds
+
+    log = run.parent.parent.parent / "logs" / "simulate" / f"{run.parent.name}-{run.stem[len('seeds-'):]}.log"
+    found = logged_seconds(log)
+    return None if found is None or found[1] is None else found[:2]
 
 
 def job_checkpoint(path, identity: str, every: float | None = None) -> Checkpoint:

@@ -26,13 +26,38 @@ def peak_rss_mb() -> float | None:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10     # bytes on macOS, KiB on Linux
 
 
-def done_line(t0: float, c0: float) -> str:
+PARTIAL = "; this run only"  # follows the numbers of a resumed job whose earlier runs' time is not known
+
+
+def done_line(t0: float, c0: float, earlier=(0.0, 0.0)) -> str:
     """A simulate job's last log line: wall seconds since ``t0``, this process's CPU seconds since
     ``c0`` (every thread: a torch job on two threads uses up to twice its wall time) and its peak
-    resident memory."""
+    resident memory.  ``earlier``: (wall, CPU) seconds of the job's earlier runs (a job resumed from
+    its checkpoint, :attr:`checkpoint.Checkpoint.spent`), counted in; None when they are not known,
+    which the line says (and :func:`logged_seconds` then reads no time)."""
     peak = peak_rss_mb()
     mem = f", peak {peak:.0f} MB" if peak is not None else ""
-    return f"done in {time.perf_counter() - t0:.1f} s (CPU {time.process_time() - c0:.1f} s{mem})"
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if earlier is None:
+        return (f"done in {wall:.1f} s (CPU {cpu:.1f} s{mem}){PARTIAL}: resumed from a saved state that does "
+                "not keep the time of the runs before")
+    if earlier == (0.0, 0.0):
+        return f"done in {wall:.1f} s (CPU {cpu:.1f} s{mem})"
+    return (f"done in {wall + earlier[0]:.1f} s (CPU {cpu + earlier[1]:.1f} s{mem}); of which this run {wall:.1f} s "
+            f"(CPU {cpu:.1f} s), the job's earlier runs (to their last saved state) {earlier[0]:.1f} s (CPU "
+            f"{earlier[1]:.1f} s)")
+
+
+def logged_seconds(log):
+    """(wall, CPU or None, peak MB or None) seconds of the finished job whose log is ``log``, from
+    its "done in" line; None without a log, without that line, or when the line covers only the
+    last run of a resumed job (:data:`PARTIAL`)."""
+    if not os.path.exists(log):
+        return None
+    hit = DONE_IN.search(open(log, errors="replace").read())
+    if hit is None or hit.string[hit.end():].startswith(PARTIAL):
+        return None
+    return _shared(hit, 1)
 
 
 class JobLogs:
@@ -55,8 +80,8 @@ class JobLogs:
         if not os.path.exists(log) and key in self.group_of:
             share = len(self.group_of[key]["keys"])
             log = paths.simulate_log(self.scale, f"group-{self.group_of[key]['id']}", start, end)
-        hit = DONE_IN.search(open(log).read()) if os.path.exists(log) else None
-        return _shared(hit, share) if hit else None
+        found = logged_seconds(log)
+        return None if found is None else (found[0] / share, None if found[1] is None else found[1] / share, found[2])
 
 
 def _shared(hit, share: int):

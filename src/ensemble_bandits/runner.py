@@ -340,7 +340,7 @@ def simulate_job(cell: dict, seeds: list, out, data_dir=None, device=None, check
     _write_run(cell, seeds, simulate_columns(run, seeds, verbose=True, data_dir=data_dir, checkpoint=ckpt), out)
     if ckpt is not None:
         ckpt.remove()
-    print(done_line(t0, c0), file=sys.stderr)
+    print(done_line(t0, c0, ckpt.spent if ckpt is not None else (0.0, 0.0)), file=sys.stderr)
 
 
 def simulate_group_job(cells: list, seeds: list, outs: list, data_dir=None) -> None:
