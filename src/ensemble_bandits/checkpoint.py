@@ -81,13 +81,7 @@ class Checkpoint:
             return False
         if not self.path.is_file():
             raise CheckpointError(f"checkpoint {self.path} is not a regular file: remove it")
-        with open(self.path, "rb") as fh:
-            try:
-                header = json.loads(fh.readline().decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                raise CheckpointError(f"checkpoint {self.path} has no readable header: not a checkpoint of this "
-                                      "project, or damaged; delete it to start the job afresh") from None
-            payload = fh.read()
+        header, payload = _read(self.path)
         if not isinstance(header, dict) or header.get("format") not in (1, FORMAT):
             raise CheckpointError(f"checkpoint {self.path}: format {header.get('format') if isinstance(header, dict) else '?'}"
                                   f", expected {FORMAT}; delete it to start the job afresh")
@@ -151,6 +145,17 @@ class Checkpoint:
         self.path.unlink(missing_ok=True)
 
 
+def _read(path: Path):
+    """(header, payload) of checkpoint file ``path``; a CheckpointError when its header is unreadable."""
+    with open(path, "rb") as fh:
+        try:
+            header = json.loads(fh.readline().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise CheckpointError(f"checkpoint {path} has no readable header: not a checkpoint of this "
+                                  "project, or damaged; delete it to start the job afresh") from None
+        return header, fh.read()
+
+
 def _describe(identity) -> str:
     if not isinstance(identity, dict):
         return "no identity"
@@ -175,11 +180,10 @@ def adopt_runs(path, run_files: list) -> list:
     from .tables import CacheError, read_run
 
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            identity = json.loads(fh.readline().decode("utf-8")).get("identity")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        identity = None
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} is not a file: nothing to take the seeds into")
+    header = _read(path)[0]
+    identity = header.get("identity") if isinstance(header, dict) else None
     if not isinstance(identity, dict) or not {"key", "seeds", "algorithms"} <= set(identity):
         raise CheckpointError(f"checkpoint {path} has no readable header: not a checkpoint of this project, or damaged")
     ckpt = Checkpoint(path, json.dumps(identity))
