@@ -177,6 +177,31 @@ def batch_size(cell: dict, n_seeds: int, budget_bytes: float = 1.5e9) -> int:
     return int(max(1, min(n_seeds, budget_bytes // per_seed, 256)))
 
 
+def job_batches(cell: dict, seeds: list, max_batch: int | None = None) -> list:
+    """The batches a (batched) job of ``cell`` over ``seeds`` plays, in order: (the seeds played
+    together, indices of the asked seeds among them, or None for all); a batch's first seed is its key
+    in the job's checkpoint."""
+    fixed = seed_block(cell)
+    if fixed:
+        return list(_fixed_blocks(seeds, fixed))
+    return [(b, None) for b in seed_chunks(seeds, max_batch or batch_size(cell, len(seeds)))]
+
+
+def _fixed_blocks(seeds: list, k: int):
+    """(the whole aligned block of ``k`` seeds, indices of the asked ``seeds`` in it) for every block
+    that holds an asked seed: the block is played whole, so a seed's numbers never depend on which
+    seeds were asked for with it (:meth:`protocol.AgentClass.seed_block`)."""
+    asked = set(seeds)
+    for first in sorted({s - s % k for s in seeds}):
+        block = list(range(first, first + k))
+        yield block, [i for i, s in enumerate(block) if s in asked]
+
+
+def seed_chunks(seeds: list, size: int) -> list:
+    """``seeds`` cut in order into batches of at most ``size``."""
+    return [seeds[start:start + size] for start in range(0, len(seeds), size)]
+
+
 def check_group(cells: list) -> None:
     """A ValueError unless ``cells`` can share one pass: agent cells (no coupled experiment, no
     timing cell) with one environment spec and one horizon."""

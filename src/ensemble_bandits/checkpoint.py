@@ -168,15 +168,14 @@ def adopt_runs(path, run_files: list) -> list:
     its ``cell.json`` beside it) as finished batches of the *stopped* job whose checkpoint is ``path``,
     so that a long cell's seeds can be played by several jobs side by side; the job, started again,
     then writes its run file from the checkpoint, with the numbers one job gives (a seed's numbers do
-    not depend on how jobs split).  Only whole batches of the job (:func:`runner.job_batches`) not yet
+    not depend on how jobs split).  Only whole batches of the job (:func:`cells.job_batches`) not yet
     done are taken.  A CheckpointError unless the checkpoint is of this algorithms version, each run
     file is its cell's (key, algorithms version, horizon and seeds: :func:`tables.check_identity`)
     and some batch is taken.  Returns the seed lists taken, in order."""
     import numpy as np
 
-    from .cells import algorithms_stamp
+    from .cells import algorithms_stamp, job_batches
     from .registry import cell_key
-    from .runner import job_batches
     from .tables import CacheError, read_run
 
     path = Path(path)

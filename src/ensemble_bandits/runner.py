@@ -24,7 +24,7 @@ import numpy as np
 
 from . import probes, shared
 from .agents import AGENTS
-from .cells import (batch_size, check_group, checked_spec, group_batch_size, run_identity, seed_block,
+from .cells import (check_group, checked_spec, group_batch_size, job_batches, run_identity, seed_chunks,
                     timing_repeats)
 from .coupling import EXPERIMENTS
 from .envs import ENVIRONMENTS
@@ -277,26 +277,6 @@ def simulate_columns(cell: dict, seeds, max_batch: int | None = None, unbatched:
     return _concat(parts)
 
 
-def job_batches(cell: dict, seeds: list, max_batch: int | None = None) -> list:
-    """The batches a (batched) job of ``cell`` over ``seeds`` plays, in order: (the seeds played
-    together, indices of the asked seeds among them, or None for all); a batch's first seed is its key
-    in the job's checkpoint."""
-    fixed = seed_block(cell)
-    if fixed:
-        return list(_fixed_blocks(seeds, fixed))
-    return [(b, None) for b in _blocks(seeds, max_batch or batch_size(cell, len(seeds)))]
-
-
-def _fixed_blocks(seeds: list, k: int):
-    """(the whole aligned block of ``k`` seeds, indices of the asked ``seeds`` in it) for every block
-    that holds an asked seed: the block is played whole, so a seed's numbers never depend on which
-    seeds were asked for with it (:meth:`protocol.AgentClass.seed_block`)."""
-    asked = set(seeds)
-    for first in sorted({s - s % k for s in seeds}):
-        block = list(range(first, first + k))
-        yield block, [i for i, s in enumerate(block) if s in asked]
-
-
 def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, verbose: bool = False,
                            score_bytes: int = shared.SCORE_BYTES, data_dir=None) -> list:
     """The run tables of ``cells`` (one environment spec and horizon, :func:`check_group`) for
@@ -308,7 +288,7 @@ def simulate_group_columns(cells: list, seeds, max_batch: int | None = None, ver
     cps = checkpoints(int(cells[0]["horizon"]))
     size = max_batch or group_batch_size(cells, len(seeds))
     parts = [[] for _ in cells]
-    for block in _blocks(seeds, size):
+    for block in seed_chunks(seeds, size):
         t0 = time.perf_counter()
         res = _run_group_batch(cells, block, cps, _progress(block) if verbose else None, score_bytes, data_dir)
         secs = (time.perf_counter() - t0) / (len(block) * len(cells))
@@ -367,10 +347,6 @@ def _write_run(cell: dict, seeds: list, cols: dict, out) -> None:
 
     write_columns_atomic({**cols, **run_identity(cell, seeds)}, out)
     write_text_atomic(json.dumps(cell, indent=1, sort_keys=True), os.path.join(os.path.dirname(out), "cell.json"))
-
-
-def _blocks(seeds: list, size: int):
-    return [seeds[start:start + size] for start in range(0, len(seeds), size)]
 
 
 def _progress(block, every: float = 60.0):
