@@ -110,7 +110,8 @@ def cost_recipe() -> str:
             f"from those archives, without simulating, and simulates {len(own)} others: by the cost model about "
             f"{cpu(left['seconds'])} of CPU time in {left['jobs']} simulation jobs, the largest "
             + ", ".join(f"{fid} {cpu(sec)}" for fid, sec in top)
-            + f"; `skip='{SKIP_EXAMPLE}'` leaves about {cpu(part['seconds'])} in {part['jobs']} jobs.")
+            + f"; `skip='{SKIP_EXAMPLE}'` " + (f"leaves about {cpu(part['seconds'])} in {part['jobs']} jobs." if part["jobs"]
+                                              else "leaves nothing to simulate."))
 
 
 def generated(name: str, root=".") -> str:
