@@ -1,6 +1,9 @@
 """The benchmark's measuring helpers run and time what they name (speed itself is measured by
 ``python -m ensemble_bandits.bench``, not by tests)."""
+import torch
+
 from ensemble_bandits import bench, bench_neural, bench_numpy
+
 
 
 def test_history_growth_times_both_agents_of_the_quadratic_panel():
@@ -103,3 +106,17 @@ def test_per_step_times_rounds_directly_so_no_column_is_negative(monkeypatch):
     for agent in bench_numpy.AGENTS.values():
         med, early, late = bench_numpy.per_step(agent, seeds=2, horizon=50, repeats=2, d=3, K=5)
         assert med > 0 and early >= 0 and late >= 0
+
+
+def test_glmes_section_names_every_curve_whole(monkeypatch, capsys):
+    """Section 11 prints one row per cell under its whole label (fig2d's labels differ only at the end)."""
+    monkeypatch.setattr(bench_neural, "matmul_rates", lambda device: {torch.float32: 1e11, torch.float64: 5e10})
+    monkeypatch.setattr(bench_neural, "ms_per_round", lambda *a, **k: 1.0)
+    monkeypatch.setattr(bench_neural, "round_products", lambda *a, **k: [])
+    monkeypatch.setattr(bench_neural, "flop_limit", lambda *a: (1.0, 0.0, 1.0))
+    monkeypatch.setattr(bench_neural, "products_ms", lambda *a, **k: 1.0)
+    bench_neural.glmes_section()
+    rows = [line.split(None, 1)[1].rsplit(None, 7)[0] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("   glmes-fig2d")]
+    assert len(rows) > 2 and len(set(rows)) == len(rows), rows
+    assert all(r.startswith("Neural-ES (L = ") and r.endswith(")") for r in rows), rows

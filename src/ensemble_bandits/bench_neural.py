@@ -353,24 +353,24 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
           f"flat in t); limit = the round's product flops at the matmul rates measured now (256 x 256, best of 30), "
           f"fp32 {rates[torch.float32] / 1e9:.1f} and fp64 {rates[torch.float64] / 1e9:.1f} GFLOP/s; mm = the round's "
           f"products alone at their shapes", flush=True)
-    print(f"   {'figure':12s} {'curve':18s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} {'limit us':>9s} "
-          f"{'ratio':>6s} {'mm us':>7s} {'mm/limit':>8s}", flush=True)
-    entries, seen = registry.load_registry(), set()
+    entries, rows = registry.load_registry(), {}
     for fid in GLMES_FIXED_ARM:
-        fig = registry.resolve(entries[fid], "paper", {})
-        for s in fig["series"]:
-            cell = s["cell"]
-            if "agent" not in cell or s["key"] in seen:
-                continue
-            seen.add(s["key"])
-            clock = time.process_time if device == "cpu" else time.perf_counter   # CPU time: the cores are shared
-            us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1,
-                                    clock=clock) / seeds
-            calls = round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip)
-            f32, f64, limit = flop_limit(calls, seeds, rates)
-            mm = 1e3 * products_ms(calls, device, repeats=3, clock=clock) / seeds
-            print(f"   {fid:12s} {s['curve'][:18]:18s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
-                  f"{us / limit:6.2f} {mm:7.0f} {mm / limit:8.2f}", flush=True)
+        for s in registry.resolve(entries[fid], "paper", {})["series"]:
+            if "agent" in s["cell"]:
+                rows.setdefault(s["key"], (fid, s))
+    width = max(len(s["curve"]) for _, s in rows.values())      # whole labels: fig2d's differ at the end
+    print(f"   {'figure':12s} {'curve':{width}s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} {'limit us':>9s} "
+          f"{'ratio':>6s} {'mm us':>7s} {'mm/limit':>8s}", flush=True)
+    for fid, s in rows.values():
+        cell = s["cell"]
+        clock = time.process_time if device == "cpu" else time.perf_counter   # CPU time: the cores are shared
+        us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1,
+                                clock=clock) / seeds
+        calls = round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip)
+        f32, f64, limit = flop_limit(calls, seeds, rates)
+        mm = 1e3 * products_ms(calls, device, repeats=3, clock=clock) / seeds
+        print(f"   {fid:12s} {s['curve']:{width}s} {us:11.0f} {f32 / 1e6:8.1f} {f64 / 1e6:8.1f} {limit:9.0f} "
+              f"{us / limit:6.2f} {mm:7.0f} {mm / limit:8.2f}", flush=True)
 
 
 GLMES_CONTEXTS = ("glmes-fig5a", "glmes-fig5b", "glmes-fig5c")
