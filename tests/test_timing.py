@@ -170,3 +170,40 @@ def test_timing_table_parts():
         np.std([4.0, 5.0, 9.0], ddof=1))
     assert out.loc["timed", "update_share"] == pytest.approx(5.0 / 8.0)
     assert np.isnan(out.loc["batched", "select_median"])
+
+
+def _reading_rows():
+    """A timing figure's rows with a reading that re-times curve ``slow`` (its own series)."""
+    rows = []
+    for s in range(3):
+        for curve, reading, base, sec in [("fast", "", "fast", 1.0), ("slow", "", "slow", 4.0),
+                                          ("slow [refit]", "refit", "slow", 40.0)]:
+            rows.append({"panel": "p", "curve": curve, "reading": reading, "base_curve": base, "seed": s, "t": 10,
+                         "regret": 1.0, "seconds": sec + s, "seconds_repeats": 5})
+    return pd.DataFrame(rows)
+
+
+def test_timing_table_keeps_a_readings_rows_its_own():
+    from ensemble_bandits.readings import primary_rows, reading_rows
+
+    out = timing_table(_reading_rows())
+    primary = primary_rows(out).set_index("curve")["seconds_median"]
+    refit = reading_rows(out, "refit").set_index("curve")["seconds_median"]
+    assert primary.to_dict() == {"fast": 2.0, "slow": 5.0}
+    assert refit.to_dict() == {"fast": 2.0, "slow": 41.0}
+
+
+def test_a_reading_whose_table_lost_its_rows_is_an_error_not_the_primary_verdict_again():
+    from ensemble_bandits.claims.core import ClaimError
+    from ensemble_bandits.claims.evaluate import evaluate
+
+    entry = {"id": "t", "readings": {"refit": {"label": "refit", "says": "slow refits", "curves": ["slow"],
+                                                "agent": {"per_datum": True}}},
+             "claims": [{"id": "c", "quote": "fast is faster", "checks": [
+                 {"fn": "ratio_below", "args": {"numerator": "fast", "denominator": "slow", "threshold": 1.0,
+                                                "column": "seconds_median"}}]}]}
+    kept = evaluate(entry, timing_table(_reading_rows()))
+    assert [r["reading"] for r in kept[0]["readings"]] == ["refit"]
+    lost = timing_table(_reading_rows().drop(columns=["reading", "base_curve"]).query("curve != 'slow [refit]'"))
+    with pytest.raises(ClaimError, match="no rows of its own"):
+        evaluate(entry, lost)

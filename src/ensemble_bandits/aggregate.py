@@ -254,7 +254,8 @@ def timing_table(table, parts: bool = False):
     in ``select`` (arm selection) and ``update`` (model update) the table has ``P_median`` (median
     over seeds of the seeds' medians), ``P_per_run`` and ``P_sd`` (mean and standard deviation over
     seeds), and ``P_share`` = P_median / seconds_median; NaN for curves without them (batched cells,
-    run files written before the split was measured)."""
+    run files written before the split was measured).  A figure with readings keeps the ``reading`` and
+    ``base_curve`` of each row (:func:`readings.reading_rows`)."""
     fin = final_rows(table).copy()
     for col in ("seconds_repeats", "variates"):
         if col not in fin:
@@ -271,7 +272,8 @@ def timing_table(table, parts: bool = False):
             fin[col] = np.nan
         split.update({f"{part}_median": (col, "median"), f"{part}_per_run": (col, "mean"),
                       f"{part}_sd": (col, "std")})
-    out = fin.groupby(["panel", "curve"], sort=False).agg(
+    keys = ["panel", "curve", *(c for c in ("reading", "base_curve") if c in fin)]   # a reading's rows stay its own
+    out = fin.groupby(keys, sort=False).agg(
         runs=("seed", "nunique"), repeats=("seconds_repeats", "max"),
         seconds_median=("seconds", "median"), seconds_q1=("seconds", lambda x: x.quantile(0.25)),
         seconds_q3=("seconds", lambda x: x.quantile(0.75)), repeat_spread=("_spread", "median"),

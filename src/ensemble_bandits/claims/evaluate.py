@@ -179,6 +179,9 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
                 _add_reading(res, name, reading, {"status": INCONCLUSIVE,
                                                   "numbers": f"not measured: this reading's runs are pending ({why})"})
             continue
+        if "curve" in table.columns and "reading" not in table.columns:
+            raise ClaimError(f"{entry['id']}: reading {name!r} has no rows of its own: the figure's table has no "
+                             f"'reading' column (a derived table must keep it, as aggregate.timing_table does)")
         under = claims_under(claims, reading)
         alt = _evaluate_all(entry, under, reading_rows(table, name), scale, absent, pending)
         seeds = _own_seeds(table, name) if "seeds" in reading else None
