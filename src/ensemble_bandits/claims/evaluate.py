@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..readings import claims_under, primary_rows, reading_rows, readings_of
+from ..readings import changes_runs, claims_under, primary_rows, reading_rows, readings_of
 from .argspec import check_args
 from .core import (CHECKS, FAILED, INCONCLUSIVE, REPORTED, ClaimError, combine, decide, decisive, seeds_record,
                    seeds_to_decide)
@@ -179,7 +179,7 @@ def evaluate(entry: dict, table: pd.DataFrame, scale: str = "paper", absent=(), 
                 _add_reading(res, name, reading, {"status": INCONCLUSIVE,
                                                   "numbers": f"not measured: this reading's runs are pending ({why})"})
             continue
-        if "curve" in table.columns and "reading" not in table.columns:
+        if changes_runs(reading) and "curve" in table.columns and "reading" not in table.columns:
             raise ClaimError(f"{entry['id']}: reading {name!r} has no rows of its own: the figure's table has no "
                              f"'reading' column (a derived table must keep it, as aggregate.timing_table does)")
         under = claims_under(claims, reading)
