@@ -5,7 +5,6 @@ import torch
 from ensemble_bandits import bench, bench_neural, bench_numpy
 
 
-
 def test_history_growth_times_both_agents_of_the_quadratic_panel():
     out = bench_neural.history_growth(at=(3, 6), rounds=1)
     assert set(out) == {"Ensemble++", "LMC-TS"}

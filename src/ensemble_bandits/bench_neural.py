@@ -361,9 +361,9 @@ def glmes_section(device: str = "cpu", seeds: int = 10, rounds: int = 4, skip: i
     width = max(len(s["curve"]) for _, s in rows.values())      # whole labels: fig2d's differ at the end
     print(f"   {'figure':12s} {'curve':{width}s} {'us/seed-rnd':>11s} {'MFLOP32':>8s} {'MFLOP64':>8s} {'limit us':>9s} "
           f"{'ratio':>6s} {'mm us':>7s} {'mm/limit':>8s}", flush=True)
+    clock = time.process_time if device == "cpu" else time.perf_counter   # CPU time: the cores are shared
     for fid, s in rows.values():
         cell = s["cell"]
-        clock = time.process_time if device == "cpu" else time.perf_counter   # CPU time: the cores are shared
         us = 1e3 * ms_per_round(cell["env"], _on(cell["agent"], device), seeds, rounds, skip, repeats=1,
                                 clock=clock) / seeds
         calls = round_products({**cell, "agent": _on(cell["agent"], device)}, seeds, skip)
