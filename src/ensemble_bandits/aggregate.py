@@ -18,6 +18,7 @@ from . import stats
 from .cells import param_count, stamp_of
 from .paths import run_key, run_seeds
 from .protocol import TIMED_PARTS
+from .readings import ROW_COLUMNS
 from .registry import figure_runs
 from .stats import final_rows
 from .tables import read_run
@@ -272,7 +273,7 @@ def timing_table(table, parts: bool = False):
             fin[col] = np.nan
         split.update({f"{part}_median": (col, "median"), f"{part}_per_run": (col, "mean"),
                       f"{part}_sd": (col, "std")})
-    keys = ["panel", "curve", *(c for c in ("reading", "base_curve") if c in fin)]   # a reading's rows stay its own
+    keys = ["panel", "curve", *(c for c in ROW_COLUMNS if c in fin)]   # a reading's rows stay its own
     out = fin.groupby(keys, sort=False).agg(
         runs=("seed", "nunique"), repeats=("seconds_repeats", "max"),
         seconds_median=("seconds", "median"), seconds_q1=("seconds", lambda x: x.quantile(0.25)),

@@ -42,6 +42,7 @@ import re
 
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PRIMARY = ""            # the ``reading`` column of the primary reading's rows
+ROW_COLUMNS = ("reading", "base_curve")     # a figure table's marks of whose row is which (figure_table)
 
 
 def readings_of(entry: dict) -> dict:
@@ -107,7 +108,7 @@ def primary_rows(table):
     """The rows of the primary reading (every row of a figure without reading series)."""
     if "reading" not in table.columns:
         return table
-    return table[table["reading"] == PRIMARY].drop(columns=["reading", "base_curve"])
+    return table[table["reading"] == PRIMARY].drop(columns=list(ROW_COLUMNS))
 
 
 def reading_rows(table, name: str):
@@ -122,7 +123,7 @@ def reading_rows(table, name: str):
     import pandas as pd
 
     mine = mine.assign(curve=mine["base_curve"])
-    return pd.concat([base[keep], mine], ignore_index=True).drop(columns=["reading", "base_curve"])
+    return pd.concat([base[keep], mine], ignore_index=True).drop(columns=list(ROW_COLUMNS))
 
 
 def claims_under(claims: list, reading: dict) -> list:
