@@ -1,7 +1,7 @@
 """Readings (ensemble_bandits.readings): labelled alternatives decided beside the paper's text.
 
 The registry's readings are the fixture registry's (tests/data/registry/figures/glmes.yaml:
-glmes-readings), except in the test of the live registry's pending timing readings, marked as such."""
+glmes-readings), except in the tests of the live registry's timing readings, marked as such."""
 from __future__ import annotations
 
 import copy
@@ -205,43 +205,49 @@ def test_override_groups_change_each_curve_as_they_say(fixture_entries, config):
         "LinUCB": (0.25, 1.0), "LinPHE (a = 2)": (None, 0.01), "LinPHE (a = 1)": (None, 0.01)}
 
 
-@pytest.mark.parametrize("fid,name,curve,override", [
-    ("phe-runtime", "numpy-sampler", "LinTS, one run at a time", {"sampler": "numpy"}),
-])
-def test_timing_readings_prepared_for_an_idle_machine(entries, config, fid, name, curve, override):
-    """The live registry as data: the pending timing reading (docs/performance.md, "Timing runs prepared for an idle machine"):
-    per panel, the curve's timed cell again with the override, a valid cell the workflow can run by key,
-    and the claims decided with it in place of the curve once it has run."""
+def test_a_pending_timing_reading_waits_with_the_cells_it_would_time(entries, config):
+    """A timing reading declared ``pending`` (docs/performance.md, "Timing runs prepared for an idle machine"),
+    on a copy of phe-runtime with its numpy-sampler reading marked pending again: per panel, the curve's timed
+    cell with the override waits as a valid cell the workflow can run by key, no series runs it, and without
+    the mark it is run in place."""
     from ensemble_bandits import cells
 
-    entry = entries[fid]
-    assert entry["readings"][name].get("pending")
+    entry = copy.deepcopy(entries["phe-runtime"])
+    entry["readings"]["numpy-sampler"]["pending"] = "its timed runs need an idle machine"
     fig = registry.resolve(entry, "paper", config["scales"])
-    base = {s["panel"]: s["cell"] for s in fig["series"] if s["curve"] == curve}
-    waiting = {s["panel"]: s for s in fig["pending_series"] if s["reading"] == name}
+    base = {s["panel"]: s["cell"] for s in fig["series"] if s["curve"] == "LinTS, one run at a time"}
+    waiting = {s["panel"]: s for s in fig["pending_series"] if s["reading"] == "numpy-sampler"}
     assert set(waiting) == set(base) != set()
+    assert not [s for s in fig["series"] if s.get("reading") == "numpy-sampler"]
     for panel, s in waiting.items():
-        assert s["cell"] == dict(base[panel], agent={**base[panel]["agent"], **override})
+        assert s["cell"] == dict(base[panel], agent={**base[panel]["agent"], "sampler": "numpy"})
         assert s["cell"]["timing"] == "unbatched" and s["key"] != registry.cell_key(base[panel])
         cells.check_cell(s["cell"])
-    ran = copy.deepcopy(entry)
-    del ran["readings"][name]["pending"]
-    assert [s for s in registry.resolve(ran, "paper", config["scales"])["series"] if s.get("reading") == name]
+    ran = registry.resolve(entries["phe-runtime"], "paper", config["scales"])
+    assert {s["key"] for s in ran["series"] if s.get("reading") == "numpy-sampler"} == {s["key"] for s in waiting.values()}
 
 
-def test_a_timed_reading_is_decided_on_its_own_runs(entries, config):
-    """glmes-fig1c's per-datum reading ran: its GLM-FPL is a timed cell of its own, and the committed record
-    decides reduced-cost on it (GLM-ES / GLM-FPL differs from the paper text's)."""
+@pytest.mark.parametrize("fid,name,curve,override,claim_id", [
+    ("glmes-fig1c", "per-datum", "GLM-FPL", {"per_datum": True}, "reduced-cost"),
+    ("phe-runtime", "numpy-sampler", "LinTS, one run at a time", {"sampler": "numpy"}, "c4-runtime"),
+])
+def test_a_timed_reading_is_decided_on_its_own_runs(entries, config, fid, name, curve, override, claim_id):
+    """The live registry as data: a timing figure's reading that ran has, per panel, a timed cell of its own
+    (the curve's with the override), and the committed record decides the claim on those runs (its ratios
+    to the curve differ from the paper text's)."""
     import json
 
     from ensemble_bandits.paths import project_root
 
-    fig = registry.resolve(entries["glmes-fig1c"], "paper", config["scales"])
-    [own] = [s for s in fig["series"] if s.get("reading") == "per-datum"]
-    assert own["base_curve"] == "GLM-FPL" and own["cell"]["agent"]["per_datum"] is True
-    assert own["cell"]["timing"] == "unbatched"
-    record = json.loads((project_root() / "figures/paper/records/glmes-fig1c.json").read_text())
-    claim = next(c for c in record["claims"] if c["id"] == "reduced-cost")
-    [reading] = [r for r in claim["readings"] if r["reading"] == "per-datum"]
-    fpl = [part for part in reading["numbers"].split(" | ") if "/ GLM-FPL" in part]
-    assert fpl and fpl[0] not in claim["numbers"]
+    fig = registry.resolve(entries[fid], "paper", config["scales"])
+    base = {s["panel"]: s["cell"] for s in fig["series"] if s["curve"] == curve}
+    own = {s["panel"]: s for s in fig["series"] if s.get("reading") == name}
+    assert set(own) == set(base) != set()
+    for panel, s in own.items():
+        assert s["base_curve"] == curve and s["cell"]["timing"] == "unbatched"
+        assert s["cell"] == dict(base[panel], agent={**base[panel]["agent"], **override})
+    record = json.loads((project_root() / "figures/paper/records" / f"{fid}.json").read_text())
+    claim = next(c for c in record["claims"] if c["id"] == claim_id)
+    [reading] = [r for r in claim["readings"] if r["reading"] == name]
+    ours = [part for part in reading["numbers"].replace(" | ", "; ").split("; ") if f"/ {curve} =" in part]
+    assert ours and not any(part in claim["numbers"] for part in ours)
