@@ -207,3 +207,14 @@ def test_a_reading_whose_table_lost_its_rows_is_an_error_not_the_primary_verdict
     lost = timing_table(_reading_rows().drop(columns=["reading", "base_curve"]).query("curve != 'slow [refit]'"))
     with pytest.raises(ClaimError, match="no rows of its own"):
         evaluate(entry, lost)
+
+
+def test_runtime_footer_names_repeats_only_where_a_run_was_timed_more_than_once():
+    """The runtime figure's footer count (glmes-fig1f times each run once: no "median of 1 repeats")."""
+    from ensemble_bandits.plotting.runtime import runs_text
+
+    once = pd.DataFrame({"runs": [50, 50], "repeats": [1, 1]})
+    assert runs_text(once) == "n=50 runs"
+    assert runs_text(once.assign(repeats=[5, 5])) == "n=50 runs, each the median of 5 repeats"
+    assert runs_text(pd.DataFrame({"runs": [5, 25], "repeats": [1, 5]})) == "n=5–25 runs, each the median of 1–5 repeats"
+    assert runs_text(pd.DataFrame({"runs": [25]})) == "n=25 runs"

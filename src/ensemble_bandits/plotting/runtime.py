@@ -64,10 +64,16 @@ def draw(df, spec, plot):
             ax.set_xlim(right=ax.get_xlim()[1] * 1.25)       # room for the values
     if axes and handles:
         place_legend(axes[0], list(handles.values()), list(handles), plot.get("legend_loc") or "outside")
+    finish_figure(fig, spec, kind, footer_text(spec, kind, runs_text(df), band_kind))
+    return fig
+
+
+def runs_text(df) -> str:
+    """The footer's count: runs per curve, and the repeats each run's time is the median of (none said
+    where every run was timed once)."""
     runs = sorted(set(int(v) for v in df["runs"])) if len(df) else []
     reps = sorted(set(int(v) for v in df["repeats"])) if "repeats" in df else []
-    n_text = (f"n={runs[0]}" if len(runs) == 1 else f"n={runs[0]}–{runs[-1]}" if runs else "n=0") + " runs"
-    if reps:
-        n_text += f", each the median of {reps[0] if len(reps) == 1 else f'{reps[0]}–{reps[-1]}'} repeats"
-    finish_figure(fig, spec, kind, footer_text(spec, kind, n_text, band_kind))
-    return fig
+    text = (f"n={runs[0]}" if len(runs) == 1 else f"n={runs[0]}–{runs[-1]}" if runs else "n=0") + " runs"
+    if reps and reps != [1]:
+        text += f", each the median of {reps[0] if len(reps) == 1 else f'{reps[0]}–{reps[-1]}'} repeats"
+    return text
